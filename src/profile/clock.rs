@@ -1,0 +1,190 @@
+//! The tick source: a cheap monotonic counter and its calibrated rate.
+//!
+//! On x86_64 the time-stamp counter is used when `/proc/cpuinfo` reports it
+//! invariant (`constant_tsc` and `nonstop_tsc`); on aarch64 the virtual counter
+//! `cntvct_el0`, whose frequency the kernel publishes in `cntfrq_el0`; on every
+//! other target, nanoseconds since a process-wide [`Instant`]. Like Go's
+//! `cputicks`, ticks are only ever compared with ticks from the same source.
+//!
+//! Ticks per second are calibrated once, lazily, against the OS clock over at
+//! least 5 ms (Go calibrates the same way in `runtime.tickspersecond`). The
+//! calibration runs the first time a conversion is needed: when a rate is set
+//! or a profile is exported, never on a lock's fast path.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Which counter [`now`] reads; chosen once per process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// x86_64 invariant TSC or the aarch64 virtual counter.
+    Hardware,
+    /// Nanoseconds since [`epoch`].
+    Instant,
+}
+
+/// The chosen source. Written once; read with the `OnceLock`'s acquire.
+static SOURCE: OnceLock<Source> = OnceLock::new();
+/// The origin of [`Source::Instant`] ticks.
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+/// Ticks per second, calibrated once.
+static TICKS_PER_SECOND: OnceLock<f64> = OnceLock::new();
+
+fn epoch() -> Instant {
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn source() -> Source {
+    *SOURCE.get_or_init(|| {
+        if hardware_counter_is_reliable() {
+            Source::Hardware
+        } else {
+            // Fix the epoch now so that the first tick is small but non-zero later.
+            let _ = epoch();
+            Source::Instant
+        }
+    })
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux", not(loom), not(miri)))]
+fn hardware_counter_is_reliable() -> bool {
+    if std::env::var_os("SYNCPROF_CLOCK").is_some_and(|v| v == "instant") {
+        return false;
+    }
+    let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else {
+        return false;
+    };
+    let flags = cpuinfo
+        .lines()
+        .find(|line| line.starts_with("flags"))
+        .unwrap_or("");
+    let has = |flag: &str| flags.split_ascii_whitespace().any(|f| f == flag);
+    has("constant_tsc") && has("nonstop_tsc")
+}
+
+#[cfg(all(target_arch = "aarch64", not(loom), not(miri)))]
+fn hardware_counter_is_reliable() -> bool {
+    std::env::var_os("SYNCPROF_CLOCK").is_none_or(|v| v != "instant")
+}
+
+#[cfg(not(any(
+    all(target_arch = "x86_64", target_os = "linux", not(loom), not(miri)),
+    all(target_arch = "aarch64", not(loom), not(miri))
+)))]
+fn hardware_counter_is_reliable() -> bool {
+    false
+}
+
+#[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
+#[inline(always)]
+fn hardware_ticks() -> u64 {
+    // SAFETY: `rdtsc` has no preconditions; it is available on every x86_64
+    // processor and only reads the time-stamp counter.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+#[cfg(all(target_arch = "aarch64", not(loom), not(miri)))]
+#[inline(always)]
+fn hardware_ticks() -> u64 {
+    let ticks: u64;
+    // SAFETY: reading `cntvct_el0` is permitted at EL0 on every aarch64 OS
+    // Rust supports (Linux, macOS, Windows enable it); it touches no memory.
+    unsafe { core::arch::asm!("mrs {}, cntvct_el0", out(reg) ticks, options(nomem, nostack)) };
+    ticks
+}
+
+#[cfg(not(any(
+    all(target_arch = "x86_64", not(loom), not(miri)),
+    all(target_arch = "aarch64", not(loom), not(miri))
+)))]
+#[inline(always)]
+fn hardware_ticks() -> u64 {
+    unreachable!("no hardware counter on this target")
+}
+
+/// The current tick. Cheap (a few nanoseconds) and monotonic; never 0.
+#[inline]
+pub fn now() -> u64 {
+    match source() {
+        Source::Hardware => hardware_ticks().max(1),
+        Source::Instant => (epoch().elapsed().as_nanos() as u64).saturating_add(1),
+    }
+}
+
+/// Ticks per second of [`now`], calibrated once per process over at least 5 ms.
+///
+/// This is the figure Go prints as `cycles/second=` in its debug=1 text.
+pub fn ticks_per_second() -> f64 {
+    *TICKS_PER_SECOND.get_or_init(calibrate)
+}
+
+fn calibrate() -> f64 {
+    if source() == Source::Instant {
+        return 1e9;
+    }
+    // Repeat until at least 5 ms of wall time have passed; a sleep that
+    // returns early (or a busy loop on a fast machine) just loops again.
+    let wall_start = Instant::now();
+    let tick_start = hardware_ticks();
+    loop {
+        std::thread::sleep(Duration::from_millis(1));
+        let wall = wall_start.elapsed();
+        if wall >= Duration::from_millis(5) {
+            let ticks = hardware_ticks().wrapping_sub(tick_start);
+            let rate = ticks as f64 / wall.as_secs_f64();
+            return if rate.is_finite() && rate >= 1.0 { rate } else { 1e9 };
+        }
+    }
+}
+
+/// Converts ticks to nanoseconds, saturating at `u64::MAX`.
+pub fn ticks_to_nanos(ticks: u64) -> u64 {
+    let nanos = ticks as f64 * (1e9 / ticks_per_second());
+    if nanos >= u64::MAX as f64 { u64::MAX } else { nanos as u64 }
+}
+
+/// Converts nanoseconds to ticks, saturating at `u64::MAX`.
+pub fn nanos_to_ticks(nanos: u64) -> u64 {
+    let ticks = nanos as f64 * (ticks_per_second() / 1e9);
+    if ticks >= u64::MAX as f64 { u64::MAX } else { ticks as u64 }
+}
+
+/// Converts ticks to a [`Duration`].
+pub fn ticks_to_duration(ticks: u64) -> Duration {
+    Duration::from_nanos(ticks_to_nanos(ticks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_monotonic_and_nonzero() {
+        let a = now();
+        let b = now();
+        assert!(a >= 1 && b >= a);
+    }
+
+    #[test]
+    fn calibration_matches_wall_clock() {
+        let wall = Instant::now();
+        let start = now();
+        std::thread::sleep(Duration::from_millis(50));
+        let ticks = now() - start;
+        let measured = ticks_to_duration(ticks).as_secs_f64();
+        let truth = wall.elapsed().as_secs_f64();
+        assert!(
+            (measured / truth - 1.0).abs() < 0.10,
+            "ticks say {measured}s, wall clock {truth}s"
+        );
+    }
+
+    #[test]
+    fn conversions_round_trip_and_saturate() {
+        let ns = 1_000_000;
+        let back = ticks_to_nanos(nanos_to_ticks(ns));
+        assert!(back.abs_diff(ns) <= 2, "{back}");
+        assert_eq!(ticks_to_nanos(u64::MAX).max(1), ticks_to_nanos(u64::MAX));
+        assert!(nanos_to_ticks(u64::MAX) > 0);
+    }
+}

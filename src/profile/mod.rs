@@ -1,0 +1,445 @@
+//! The profiler: clock, sampling, stack capture, the stack table and the
+//! snapshots that exports read. It knows nothing of locks: primitives call
+//! [`block_start`] / [`record_block`] and [`mutex_profiling_on`] /
+//! [`record_mutex`] on their slow paths and nothing else.
+//!
+//! # Examples
+//!
+//! ```
+//! use syncprof::profile;
+//!
+//! syncprof::set_mutex_fraction(1);
+//! let before = profile::mutex();
+//! // ... run the workload ...
+//! let window = profile::mutex().delta(&before);
+//! for record in window.records() {
+//!     println!("{:?} waited {:?} over {} contentions", record.event_kind(), record.delay(), record.count());
+//! }
+//! # syncprof::set_mutex_fraction(0);
+//! ```
+
+pub mod clock;
+pub(crate) mod rate;
+pub(crate) mod stack;
+pub(crate) mod table;
+
+use core::cell::Cell;
+use core::fmt;
+use core::panic::Location;
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime};
+
+pub use rate::{DEFAULT_STACK_DEPTH, MAX_STACK_DEPTH, stack_depth};
+pub use table::DEFAULT_MAX_BUCKETS;
+
+pub(crate) use stack::StackMark;
+
+/// Where a lock (or channel) was created: the `lock` label of its samples.
+pub type LockSite = &'static Location<'static>;
+
+/// The two profiles, as in Go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProfileKind {
+    /// Where threads waited (Go's `block` profile, `--- contention:`).
+    Block = 0,
+    /// Who made them wait: contended unlocks charged to the unlocker's stack
+    /// (Go's `mutex` profile).
+    Mutex = 1,
+}
+
+impl ProfileKind {
+    /// `"block"` or `"mutex"`, the names `net/http/pprof` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProfileKind::Block => "block",
+            ProfileKind::Mutex => "mutex",
+        }
+    }
+}
+
+/// What kind of wait an event was: the `kind` label of its samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EventKind {
+    /// `Mutex::lock`, or a mutex unlock that woke a waiter.
+    Mutex = 0,
+    /// `RwLock::read`.
+    RwLockRead = 1,
+    /// `RwLock::write`.
+    RwLockWrite = 2,
+    /// `Condvar::wait*` (the wait for a notification).
+    Condvar = 3,
+    /// `Barrier::wait`.
+    Barrier = 4,
+    /// `SyncSender::send` on a full channel.
+    ChanSend = 5,
+    /// `Receiver::recv*` on an empty channel.
+    ChanRecv = 6,
+}
+
+impl EventKind {
+    /// The label value: `mutex`, `rwlock_read`, `rwlock_write`, `condvar`,
+    /// `barrier`, `chan_send` or `chan_recv`.
+    pub fn label(self) -> &'static str {
+        match self {
+            EventKind::Mutex => "mutex",
+            EventKind::RwLockRead => "rwlock_read",
+            EventKind::RwLockWrite => "rwlock_write",
+            EventKind::Condvar => "condvar",
+            EventKind::Barrier => "barrier",
+            EventKind::ChanSend => "chan_send",
+            EventKind::ChanRecv => "chan_recv",
+        }
+    }
+}
+
+impl fmt::Display for EventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+thread_local! {
+    /// Set while this thread is inside the recording path, so that anything
+    /// the profiler itself does (allocating a bucket, reading the
+    /// environment) never records, however the user's allocator or hooks
+    /// are built.
+    static RECORDING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The re-entrancy guard: `Some` if this thread was not already recording.
+struct Recording;
+
+impl Recording {
+    #[inline]
+    fn enter() -> Option<Recording> {
+        RECORDING
+            .try_with(|busy| (!busy.replace(true)).then_some(Recording))
+            .ok()
+            .flatten()
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        let _ = RECORDING.try_with(|busy| busy.set(false));
+    }
+}
+
+/// The current tick, for a slow path that measures a wait itself.
+#[inline]
+pub(crate) fn now() -> u64 {
+    clock::now()
+}
+
+/// Starts the clock of a blocking wait: `Some(tick)` when block profiling is
+/// on, `None` (and nothing else happens) when it is off. Call it when the
+/// thread has decided to park.
+#[inline]
+pub(crate) fn block_start() -> Option<u64> {
+    (rate::block_rate_ticks() != 0).then(clock::now)
+}
+
+/// Ends a blocking wait that [`block_start`] timed: samples it at the current
+/// block rate and, if kept, records it on the waiter's stack above `mark`.
+#[cold]
+#[inline(never)]
+pub(crate) fn record_block(start: u64, kind: EventKind, site: Option<LockSite>, mark: StackMark) {
+    let cycles = clock::now().saturating_sub(start);
+    record_block_cycles(cycles, kind, site, mark);
+}
+
+/// Records a blocking wait of `cycles` ticks (see [`record_block`]).
+#[inline(never)]
+pub(crate) fn record_block_cycles(cycles: u64, kind: EventKind, site: Option<LockSite>, mark: StackMark) {
+    let rate = rate::block_rate_ticks();
+    if rate == 0 {
+        return;
+    }
+    let Some(_busy) = Recording::enter() else { return };
+    let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) else {
+        return;
+    };
+    record(ProfileKind::Block, kind, site, mark, weight);
+}
+
+/// Whether a thread that queues now should note its queueing tick for the
+/// mutex profile.
+#[inline]
+pub(crate) fn mutex_profiling_on() -> bool {
+    rate::mutex_fraction() != 0
+}
+
+/// Records a contended unlock that caused `delay` ticks of waiting, on the
+/// unlocker's stack above `mark`, sampled at the current mutex fraction.
+/// Call it after the lock is released and the waiter woken.
+#[cold]
+#[inline(never)]
+pub(crate) fn record_mutex(delay: u64, kind: EventKind, site: Option<LockSite>, mark: StackMark) {
+    let fraction = rate::mutex_fraction();
+    if fraction == 0 {
+        return;
+    }
+    let Some(_busy) = Recording::enter() else { return };
+    let Some(weight) = rate::with_rng(|rng| rate::sample_mutex(delay, fraction, rng)) else {
+        return;
+    };
+    record(ProfileKind::Mutex, kind, site, mark, weight);
+}
+
+#[inline(always)]
+fn record(profile: ProfileKind, kind: EventKind, site: Option<LockSite>, mark: StackMark, weight: rate::Weight) {
+    let mut stack = stack::StackBuf::new();
+    stack::capture(mark, rate::stack_depth(), &mut stack);
+    table::global().add(profile, kind, site, stack.addrs(), stack.truncated(), weight);
+}
+
+/// Sets the cap on distinct stacks in the table (default
+/// [`DEFAULT_MAX_BUCKETS`], or `SYNCPROF_MAX_BUCKETS`). Events on stacks that
+/// do not fit are charged to one overflow record per profile, so totals stay
+/// exact. Lowering the cap keeps what is already recorded.
+pub fn set_max_buckets(max: usize) {
+    table::global().set_max_buckets(max);
+}
+
+/// The cap on distinct stacks in the table.
+pub fn max_buckets() -> usize {
+    table::global().max_buckets()
+}
+
+/// A snapshot of the block profile: every blocking wait recorded so far.
+pub fn block() -> Profile {
+    Profile::snapshot(ProfileKind::Block)
+}
+
+/// A snapshot of the mutex profile: every contended unlock recorded so far.
+pub fn mutex() -> Profile {
+    Profile::snapshot(ProfileKind::Mutex)
+}
+
+/// A snapshot of one profile: its records and what is needed to export them.
+#[derive(Clone, Debug)]
+pub struct Profile {
+    kind: ProfileKind,
+    records: Vec<Record>,
+    ticks_per_second: f64,
+    sampling_period: u64,
+    time: SystemTime,
+    duration: Option<Duration>,
+}
+
+/// One stack's totals in a [`Profile`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    count: f64,
+    cycles: u64,
+    delay_nanos: u64,
+    addrs: Vec<usize>,
+    truncated: bool,
+    event: Option<EventKind>,
+    site: Option<LockSite>,
+}
+
+impl Record {
+    /// Estimated number of events (contentions).
+    pub fn count(&self) -> f64 {
+        self.count
+    }
+
+    /// Estimated total delay.
+    pub fn delay(&self) -> Duration {
+        Duration::from_nanos(self.delay_nanos)
+    }
+
+    /// Estimated total delay in nanoseconds.
+    pub fn delay_nanos(&self) -> u64 {
+        self.delay_nanos
+    }
+
+    /// Estimated total delay in clock ticks (Go's `cycles`).
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// The stack's return addresses, leaf first (empty for the overflow
+    /// record). The first is the public API call or the user's frame.
+    pub fn addresses(&self) -> &[usize] {
+        &self.addrs
+    }
+
+    /// Whether the stack was cut at the depth limit (exports end it with a
+    /// `syncprof::truncated` frame).
+    pub fn is_truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// Whether this record holds the events on stacks that did not fit in the
+    /// table (exported as a `syncprof::overflow` frame).
+    pub fn is_overflow(&self) -> bool {
+        self.event.is_none()
+    }
+
+    /// The kind of wait (`None` for the overflow record).
+    pub fn event_kind(&self) -> Option<EventKind> {
+        self.event
+    }
+
+    /// Where the lock was created, if known.
+    pub fn lock_site(&self) -> Option<LockSite> {
+        self.site
+    }
+
+    fn key(&self) -> (Option<EventKind>, Option<(&str, u32, u32)>, bool, &[usize]) {
+        (
+            self.event,
+            self.site.map(|s| (s.file(), s.line(), s.column())),
+            self.truncated,
+            &self.addrs,
+        )
+    }
+}
+
+impl Profile {
+    fn snapshot(kind: ProfileKind) -> Profile {
+        let ticks_per_second = clock::ticks_per_second();
+        let mut records = Vec::new();
+        let _busy = Recording::enter();
+        table::global().for_each(kind, |bucket| {
+            let (count, cycles) = bucket.totals();
+            if count > 0.0 || cycles > 0 {
+                records.push(Record {
+                    count,
+                    cycles,
+                    delay_nanos: clock::ticks_to_nanos(cycles),
+                    addrs: bucket.addrs.to_vec(),
+                    truncated: bucket.truncated,
+                    event: bucket.event,
+                    site: bucket.site,
+                });
+            }
+        });
+        let sampling_period = match kind {
+            ProfileKind::Block => rate::block_rate(),
+            ProfileKind::Mutex => rate::mutex_fraction(),
+        };
+        Profile::from_parts(kind, records, ticks_per_second, sampling_period, SystemTime::now(), None)
+    }
+
+    fn from_parts(
+        kind: ProfileKind,
+        mut records: Vec<Record>,
+        ticks_per_second: f64,
+        sampling_period: u64,
+        time: SystemTime,
+        duration: Option<Duration>,
+    ) -> Profile {
+        records.sort_by(|a, b| b.cycles.cmp(&a.cycles).then_with(|| a.addrs.cmp(&b.addrs)));
+        Profile { kind, records, ticks_per_second, sampling_period, time, duration }
+    }
+
+    /// Which profile this is.
+    pub fn kind(&self) -> ProfileKind {
+        self.kind
+    }
+
+    /// The records, largest delay first.
+    pub fn records(&self) -> &[Record] {
+        &self.records
+    }
+
+    /// Sum of every record's delay.
+    pub fn total_delay(&self) -> Duration {
+        Duration::from_nanos(self.total_delay_nanos())
+    }
+
+    /// Sum of every record's delay, in nanoseconds.
+    pub fn total_delay_nanos(&self) -> u64 {
+        self.records.iter().fold(0u64, |sum, r| sum.saturating_add(r.delay_nanos))
+    }
+
+    /// Sum of every record's estimated count.
+    pub fn total_count(&self) -> f64 {
+        self.records.iter().map(|r| r.count).sum()
+    }
+
+    /// Ticks per second of the clock the delays were measured with (Go's
+    /// `cycles/second`).
+    pub fn ticks_per_second(&self) -> f64 {
+        self.ticks_per_second
+    }
+
+    /// The sampling setting when the snapshot was taken: the block rate in
+    /// nanoseconds or the mutex fraction.
+    pub fn sampling_period(&self) -> u64 {
+        self.sampling_period
+    }
+
+    /// When the snapshot was taken.
+    pub fn time(&self) -> SystemTime {
+        self.time
+    }
+
+    /// For a [`delta`](Self::delta), the time between the two snapshots.
+    pub fn duration(&self) -> Option<Duration> {
+        self.duration
+    }
+
+    /// What was recorded between `earlier` and `self`: each record's growth,
+    /// keeping only records that grew, with [`duration`](Self::duration) set.
+    /// This is what `?seconds=N` serves.
+    pub fn delta(&self, earlier: &Profile) -> Profile {
+        let before: HashMap<_, &Record> = earlier.records.iter().map(|r| (r.key(), r)).collect();
+        let records = self
+            .records
+            .iter()
+            .filter_map(|r| {
+                let (count, cycles) = match before.get(&r.key()) {
+                    Some(e) => ((r.count - e.count).max(0.0), r.cycles.saturating_sub(e.cycles)),
+                    None => (r.count, r.cycles),
+                };
+                // Sub-ulp float residue is not growth.
+                let count = if count < 1e-9 { 0.0 } else { count };
+                (cycles > 0 || count > 0.0).then(|| Record {
+                    count,
+                    cycles,
+                    delay_nanos: clock::ticks_to_nanos(cycles),
+                    ..r.clone()
+                })
+            })
+            .collect();
+        let duration = self.time.duration_since(earlier.time).unwrap_or_default();
+        Profile::from_parts(self.kind, records, self.ticks_per_second, self.sampling_period, self.time, Some(duration))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delta_keeps_only_growth() {
+        let at = |n: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(n);
+        let rec = |addr: usize, count: f64, cycles: u64| Record {
+            count,
+            cycles,
+            delay_nanos: cycles,
+            addrs: vec![addr],
+            truncated: false,
+            event: Some(EventKind::Mutex),
+            site: None,
+        };
+        let earlier = Profile::from_parts(ProfileKind::Mutex, vec![rec(1, 2.0, 20), rec(2, 1.0, 10)], 1e9, 1, at(10), None);
+        let later = Profile::from_parts(
+            ProfileKind::Mutex,
+            vec![rec(1, 5.0, 50), rec(2, 1.0, 10), rec(3, 1.0, 7)],
+            1e9,
+            1,
+            at(15),
+            None,
+        );
+        let delta = later.delta(&earlier);
+        assert_eq!(delta.duration(), Some(Duration::from_secs(5)));
+        let got: Vec<_> = delta.records().iter().map(|r| (r.addresses()[0], r.count(), r.cycles())).collect();
+        assert_eq!(got, vec![(1, 3.0, 30), (3, 1.0, 7)]);
+        assert_eq!(earlier.delta(&later).records().len(), 0);
+    }
+}

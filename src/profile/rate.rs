@@ -1,0 +1,317 @@
+//! Block rate, mutex fraction, stack depth: the runtime controls, and the
+//! sampling decisions and weights they imply.
+//!
+//! The rules are Go's. Block events (`runtime.blockevent`, Go >= 1.17, CL
+//! 299991): a wait of `cycles >= rate` ticks is always recorded with weight
+//! (1, cycles); a shorter one with probability `cycles / rate` and weight
+//! (`rate / cycles`, `rate`), so the expected count and delay both equal the
+//! true ones. Mutex events (`runtime.mutexevent`): recorded with probability
+//! `1 / fraction` and weight (`fraction`, `fraction * delay`).
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Once;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use super::clock;
+
+/// Marks a control not yet read from its environment variable.
+const UNSET: u64 = u64::MAX;
+
+/// Block rate as set, in nanoseconds (0 off, 1 every event). Relaxed: a
+/// plain setting with no data published alongside it.
+static BLOCK_RATE_NS: AtomicU64 = AtomicU64::new(UNSET);
+/// Block rate in ticks (0 off), what the slow paths read: one relaxed load.
+/// [`UNSET`] until the environment has been read.
+static BLOCK_RATE_TICKS: AtomicU64 = AtomicU64::new(UNSET);
+/// Mutex fraction (0 off, n = on average 1 in n). Relaxed, [`UNSET`] until the
+/// environment has been read.
+static MUTEX_FRACTION: AtomicU64 = AtomicU64::new(UNSET);
+/// Maximum frames kept per stack; 0 until the environment has been read.
+static STACK_DEPTH: AtomicUsize = AtomicUsize::new(0);
+/// Reads the environment exactly once.
+static ENV: Once = Once::new();
+
+/// Default stack depth (Go's since 1.23).
+pub const DEFAULT_STACK_DEPTH: usize = 128;
+/// Largest accepted stack depth.
+pub const MAX_STACK_DEPTH: usize = 1024;
+
+/// Reads `SYNCPROF_BLOCK_RATE`, `SYNCPROF_MUTEX_FRACTION` and
+/// `SYNCPROF_STACK_DEPTH` once. A value that does not parse is reported on
+/// stderr and ignored.
+#[cold]
+fn init_from_env() {
+    ENV.call_once(|| {
+        let block = env_u64("SYNCPROF_BLOCK_RATE", u64::MAX - 1).unwrap_or(0);
+        let fraction = env_u64("SYNCPROF_MUTEX_FRACTION", u64::MAX - 1).unwrap_or(0);
+        let depth = env_u64("SYNCPROF_STACK_DEPTH", MAX_STACK_DEPTH as u64)
+            .filter(|&d| d >= 1)
+            .map_or(DEFAULT_STACK_DEPTH, |d| d as usize);
+        // Only fill what no setter has written in the meantime.
+        let _ = BLOCK_RATE_NS.compare_exchange(UNSET, block, Relaxed, Relaxed);
+        let _ = BLOCK_RATE_TICKS.compare_exchange(UNSET, block_ns_to_ticks(block), Relaxed, Relaxed);
+        let _ = MUTEX_FRACTION.compare_exchange(UNSET, fraction, Relaxed, Relaxed);
+        let _ = STACK_DEPTH.compare_exchange(0, depth, Relaxed, Relaxed);
+    });
+}
+
+/// Parses an environment variable as a decimal `u64` no larger than `max`.
+/// `None` when unset; when set but invalid, says so on stderr and returns `None`.
+fn env_u64(name: &str, max: u64) -> Option<u64> {
+    let raw = std::env::var_os(name)?;
+    match raw.to_str().map(str::trim).map(str::parse::<u64>) {
+        Some(Ok(value)) if value <= max => Some(value),
+        Some(Ok(value)) => {
+            eprintln!("syncprof: {name}={value} is larger than {max}; using {max}");
+            Some(max)
+        }
+        _ => {
+            eprintln!(
+                "syncprof: ignoring {name}={:?}: not a non-negative integer",
+                raw.to_string_lossy()
+            );
+            None
+        }
+    }
+}
+
+fn block_ns_to_ticks(rate_ns: u64) -> u64 {
+    match rate_ns {
+        0 => 0,
+        1 => 1,
+        // Never UNSET, never 0.
+        ns => clock::nanos_to_ticks(ns).clamp(1, UNSET - 1),
+    }
+}
+
+/// Sets the block profile's sampling rate, in nanoseconds of blocking.
+///
+/// `0` turns block profiling off, `1` records every blocking event; any other
+/// value records every wait of at least `rate_ns` nanoseconds and, on average,
+/// a fraction `wait / rate_ns` of the shorter ones, weighted so that totals stay
+/// unbiased (Go's `runtime.SetBlockProfileRate`). Every value is valid; values
+/// above `u64::MAX - 1` are treated as `u64::MAX - 1`. Takes effect for waits
+/// that start after the call.
+///
+/// # Examples
+///
+/// ```
+/// syncprof::set_block_rate(10_000); // waits >= 10 µs always, shorter ones sampled
+/// assert_eq!(syncprof::block_rate(), 10_000);
+/// syncprof::set_block_rate(0);
+/// ```
+pub fn set_block_rate(rate_ns: u64) {
+    init_from_env();
+    let rate_ns = rate_ns.min(UNSET - 1);
+    BLOCK_RATE_NS.store(rate_ns, Relaxed);
+    BLOCK_RATE_TICKS.store(block_ns_to_ticks(rate_ns), Relaxed);
+}
+
+/// The block profile's sampling rate in nanoseconds, as last set (0 = off).
+///
+/// Initially the value of `SYNCPROF_BLOCK_RATE`, or 0.
+pub fn block_rate() -> u64 {
+    match BLOCK_RATE_NS.load(Relaxed) {
+        UNSET => {
+            init_from_env();
+            BLOCK_RATE_NS.load(Relaxed)
+        }
+        ns => ns,
+    }
+}
+
+/// Sets the mutex profile's sampling fraction and returns the previous one.
+///
+/// `0` turns mutex profiling off, `1` records every contended unlock, `n`
+/// records on average one in `n`, weighted by `n` (Go's
+/// `runtime.SetMutexProfileFraction`, except that a negative value to only
+/// read the fraction has no equivalent: use [`mutex_fraction`]). Changing the
+/// fraction never rescales what was already recorded.
+///
+/// # Examples
+///
+/// ```
+/// let before = syncprof::set_mutex_fraction(5);
+/// assert_eq!(syncprof::set_mutex_fraction(before), 5);
+/// ```
+pub fn set_mutex_fraction(fraction: u64) -> u64 {
+    init_from_env();
+    MUTEX_FRACTION.swap(fraction.min(UNSET - 1), Relaxed)
+}
+
+/// The mutex profile's sampling fraction (0 = off).
+///
+/// Initially the value of `SYNCPROF_MUTEX_FRACTION`, or 0.
+pub fn mutex_fraction() -> u64 {
+    match MUTEX_FRACTION.load(Relaxed) {
+        UNSET => {
+            init_from_env();
+            MUTEX_FRACTION.load(Relaxed)
+        }
+        f => f,
+    }
+}
+
+/// The block rate in ticks, 0 when off: what a slow path checks before it
+/// starts its clock. One relaxed load once the environment has been read.
+#[inline]
+pub(crate) fn block_rate_ticks() -> u64 {
+    match BLOCK_RATE_TICKS.load(Relaxed) {
+        UNSET => {
+            init_from_env();
+            BLOCK_RATE_TICKS.load(Relaxed)
+        }
+        ticks => ticks,
+    }
+}
+
+/// Maximum number of frames kept per stack (`SYNCPROF_STACK_DEPTH`, default
+/// 128, at most 1024). Deeper stacks are cut and end in `syncprof::truncated`.
+pub fn stack_depth() -> usize {
+    match STACK_DEPTH.load(Relaxed) {
+        0 => {
+            init_from_env();
+            STACK_DEPTH.load(Relaxed)
+        }
+        depth => depth,
+    }
+}
+
+/// What one recorded event adds to its bucket.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Weight {
+    /// Estimated number of events this sample stands for.
+    pub count: f64,
+    /// Estimated ticks this sample stands for.
+    pub cycles: u64,
+}
+
+/// Draws a uniform integer in `0..bound` (`bound > 0`) from one `u64`, by
+/// multiply-shift (Lemire): bias at most `bound / 2^64`.
+fn below(rng: &mut impl Rng, bound: u64) -> u64 {
+    ((u128::from(rng.next_u64()) * u128::from(bound)) >> 64) as u64
+}
+
+/// Decides whether a wait of `cycles` ticks is recorded at `rate` ticks, and
+/// with which weight. `None` when it is not (or the rate is 0).
+pub(crate) fn sample_block(cycles: u64, rate: u64, rng: &mut impl Rng) -> Option<Weight> {
+    if rate == 0 {
+        return None;
+    }
+    let cycles = cycles.max(1);
+    if cycles >= rate {
+        return Some(Weight { count: 1.0, cycles });
+    }
+    // Recorded with probability cycles / rate ...
+    if below(rng, rate) >= cycles {
+        return None;
+    }
+    // ... and so stands for rate / cycles events of `cycles` ticks each.
+    Some(Weight {
+        count: rate as f64 / cycles as f64,
+        cycles: rate,
+    })
+}
+
+/// Decides whether a contended unlock that caused `delay` ticks of waiting is
+/// recorded at `fraction`, and with which weight. `None` when it is not.
+pub(crate) fn sample_mutex(delay: u64, fraction: u64, rng: &mut impl Rng) -> Option<Weight> {
+    if fraction == 0 || (fraction > 1 && below(rng, fraction) != 0) {
+        return None;
+    }
+    Some(Weight {
+        count: fraction as f64,
+        cycles: delay.saturating_mul(fraction),
+    })
+}
+
+thread_local! {
+    /// This thread's sampling generator, seeded on first use. Only touched
+    /// inside the profiler's re-entrancy guard, so the borrow never nests.
+    static RNG: core::cell::RefCell<Option<SmallRng>> = const { core::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's sampling generator.
+pub(crate) fn with_rng<R>(f: impl FnOnce(&mut SmallRng) -> R) -> R {
+    RNG.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let rng = slot.get_or_insert_with(|| {
+            // Distinct per thread: the address of this thread's slot and the time.
+            let seed = (core::ptr::from_ref(cell) as u64).rotate_left(32) ^ clock::now();
+            SmallRng::seed_from_u64(seed)
+        });
+        f(rng)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_waits_always_recorded_with_their_own_weight() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        for _ in 0..1000 {
+            let w = sample_block(5000, 1000, &mut rng).expect("always recorded");
+            assert_eq!(w, Weight { count: 1.0, cycles: 5000 });
+        }
+        assert_eq!(sample_block(5000, 0, &mut rng), None);
+    }
+
+    #[test]
+    fn block_sampling_is_unbiased() {
+        // 100k events of 100 ticks and 10k of 1000 ticks at rate 1000: both
+        // classes total 10M ticks.
+        let mut rng = SmallRng::seed_from_u64(0x5eed);
+        let rate = 1000;
+        let estimate = |rng: &mut SmallRng, n: usize, cycles: u64| {
+            let (mut count, mut total) = (0.0, 0u64);
+            for _ in 0..n {
+                if let Some(w) = sample_block(cycles, rate, rng) {
+                    count += w.count;
+                    total += w.cycles;
+                }
+            }
+            (count, total as f64)
+        };
+        let (short_count, short_delay) = estimate(&mut rng, 100_000, 100);
+        let (long_count, long_delay) = estimate(&mut rng, 10_000, 1000);
+        let truth = 10_000_000.0;
+        assert!((short_delay / truth - 1.0).abs() < 0.10, "short {short_delay}");
+        assert!((long_delay / truth - 1.0).abs() < 0.10, "long {long_delay}");
+        assert!((short_delay / long_delay - 1.0).abs() < 0.10);
+        assert!((short_count / 100_000.0 - 1.0).abs() < 0.10, "count {short_count}");
+        assert_eq!(long_count, 10_000.0);
+        // And it really did sample: a fraction near 10%, not all of them.
+        let recorded = (0..10_000)
+            .filter(|_| sample_block(100, rate, &mut rng).is_some())
+            .count();
+        assert!((800..1200).contains(&recorded), "{recorded}");
+    }
+
+    #[test]
+    fn mutex_sampling_is_unbiased() {
+        let mut rng = SmallRng::seed_from_u64(42);
+        let (mut count, mut delay, mut recorded) = (0.0, 0u64, 0);
+        for _ in 0..100_000 {
+            if let Some(w) = sample_mutex(700, 10, &mut rng) {
+                count += w.count;
+                delay += w.cycles;
+                recorded += 1;
+            }
+        }
+        assert!((count / 100_000.0 - 1.0).abs() < 0.05, "count {count}");
+        assert!((delay as f64 / 70_000_000.0 - 1.0).abs() < 0.05, "delay {delay}");
+        assert!((9_000..11_000).contains(&recorded), "{recorded}");
+        assert_eq!(sample_mutex(700, 0, &mut rng), None);
+        assert_eq!(
+            sample_mutex(u64::MAX, 3, &mut SmallRng::seed_from_u64(3)).map_or(u64::MAX, |w| w.cycles),
+            u64::MAX
+        );
+        for _ in 0..100 {
+            assert_eq!(sample_mutex(5, 1, &mut rng), Some(Weight { count: 1.0, cycles: 5 }));
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! Stack capture: the calling thread's return addresses, leaf first, into a
+//! fixed buffer, without allocating.
+//!
+//! Two unwinders. When the binary keeps frame pointers (this crate's
+//! `.cargo/config.toml` sets `-C force-frame-pointers=yes`), a frame-pointer
+//! walk bounded by the thread's stack: every frame record must lie inside the
+//! stack, be aligned, and sit strictly above the previous one, so a corrupt
+//! or missing chain ends the walk instead of faulting. The walk is checked
+//! once per process against `backtrace`'s unwinder on a known chain of calls;
+//! if they disagree, every capture uses `backtrace` (DWARF CFI) instead.
+//!
+//! Skipping our own frames does not count frames (inlining changes the
+//! count). A slow path passes a [`StackMark`], the address of one of its own
+//! locals; every frame younger than the marked one, and the marked frame
+//! itself, is dropped. The first address kept is the return address into the
+//! marked function's caller: the public API call (or, when that was inlined,
+//! the user's frame that contains it).
+
+use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+use super::rate::MAX_STACK_DEPTH;
+
+/// The address of a local variable of the function whose caller should be the
+/// leaf of a captured stack. See the module docs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StackMark(usize);
+
+impl StackMark {
+    /// Marks the frame that holds `local`. `local` must live in the stack
+    /// frame of the function that should be skipped last (a `let` in that
+    /// function, not a reference passed in from elsewhere).
+    #[inline(always)]
+    pub(crate) fn of<T>(local: &T) -> Self {
+        Self(core::ptr::from_ref(local) as usize)
+    }
+
+    /// A mark that skips only the capture machinery itself (used by tests and
+    /// benches): everything from the caller of `capture` upward is kept.
+    #[inline(always)]
+    pub(crate) fn none() -> Self {
+        Self(0)
+    }
+}
+
+/// A captured stack: up to [`MAX_STACK_DEPTH`] return addresses, leaf first.
+pub(crate) struct StackBuf {
+    addrs: [usize; MAX_STACK_DEPTH],
+    len: usize,
+    truncated: bool,
+}
+
+impl StackBuf {
+    /// An empty buffer (8 KiB, meant to live on the stack).
+    pub(crate) const fn new() -> Self {
+        Self { addrs: [0; MAX_STACK_DEPTH], len: 0, truncated: false }
+    }
+
+    /// The captured return addresses, leaf first.
+    pub(crate) fn addrs(&self) -> &[usize] {
+        &self.addrs[..self.len]
+    }
+
+    /// Whether the stack was deeper than the limit and was cut.
+    pub(crate) fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// Appends `addr`; returns false (and marks the stack truncated) when the
+    /// buffer already holds `depth` addresses.
+    #[inline]
+    fn push(&mut self, addr: usize, depth: usize) -> bool {
+        if self.len >= depth {
+            self.truncated = true;
+            return false;
+        }
+        self.addrs[self.len] = addr;
+        self.len += 1;
+        true
+    }
+}
+
+/// Which unwinder [`capture`] uses: unknown until first checked.
+const UNCHECKED: u8 = 0;
+const FRAME_POINTERS: u8 = 1;
+const UNWINDER: u8 = 2;
+/// The unwinder chosen for this process. Relaxed: a cached, idempotent
+/// decision; racing threads compute the same answer.
+static METHOD: AtomicU8 = AtomicU8::new(UNCHECKED);
+
+/// Captures the current thread's stack above `mark`, keeping at most `depth`
+/// (clamped to 1..=[`MAX_STACK_DEPTH`]) addresses.
+#[inline(never)]
+pub(crate) fn capture(mark: StackMark, depth: usize, out: &mut StackBuf) {
+    let depth = depth.clamp(1, MAX_STACK_DEPTH);
+    out.len = 0;
+    out.truncated = false;
+    let method = match METHOD.load(Relaxed) {
+        UNCHECKED => {
+            let method = if frame_pointer_walk_agrees() { FRAME_POINTERS } else { UNWINDER };
+            METHOD.store(method, Relaxed);
+            method
+        }
+        method => method,
+    };
+    if method == FRAME_POINTERS {
+        // A mark of 0 keeps everything above this function.
+        let mark = if mark.0 == 0 { StackMark::of(&depth) } else { mark };
+        fp::walk(mark, depth, out);
+    } else {
+        capture_with_unwinder(mark, depth, out);
+    }
+}
+
+/// Which unwinder this process uses (for benches and diagnostics).
+pub(crate) fn uses_frame_pointers() -> bool {
+    let mut buf = StackBuf::new();
+    capture(StackMark::none(), 1, &mut buf);
+    METHOD.load(Relaxed) == FRAME_POINTERS
+}
+
+/// Captures with `backtrace`'s unwinder (DWARF CFI): slower, needs no frame
+/// pointers.
+#[inline(never)]
+pub(crate) fn capture_with_unwinder(mark: StackMark, depth: usize, out: &mut StackBuf) {
+    let depth = depth.clamp(1, MAX_STACK_DEPTH);
+    out.len = 0;
+    out.truncated = false;
+    let here = 0u8;
+    let mark = if mark.0 == 0 { StackMark::of(&here) } else { mark };
+    // `Frame::sp` is, with the unwinders this path serves (libgcc's and
+    // LLVM's `_Unwind_Backtrace`), the frame's own stack pointer: the bottom
+    // of its frame, below its locals. So the marked frame's `sp` lies below
+    // the mark and its caller's above: the first frame whose `sp` is above
+    // the mark is the first one kept (a unit test checks this on a known
+    // chain, and `frame_pointer_walk_agrees` once per process).
+    let mut passed_mark = false;
+    // SAFETY: `trace_unsynchronized` requires that no other unsynchronized
+    // trace runs concurrently on platforms whose unwinder is not thread-safe;
+    // on the platforms this path serves (libgcc/libunwind `_Unwind_Backtrace`)
+    // unwinding is thread-safe, and the callback neither panics nor re-enters
+    // `backtrace`.
+    unsafe {
+        backtrace::trace_unsynchronized(|frame| {
+            if !passed_mark {
+                passed_mark = frame.sp() as usize > mark.0;
+                if !passed_mark {
+                    return true;
+                }
+            }
+            let ip = frame.ip() as usize;
+            ip != 0 && out.push(ip, depth)
+        });
+    }
+}
+
+/// Checks the frame-pointer walk against the unwinder on a known chain of
+/// calls: both must report the same return addresses in the same order.
+#[cold]
+fn frame_pointer_walk_agrees() -> bool {
+    if !fp::SUPPORTED || std::env::var_os("SYNCPROF_UNWINDER").is_some_and(|v| v == "backtrace") {
+        return false;
+    }
+    let (walked, unwound) = check_chain_outer();
+    let (walked, unwound) = (walked.addrs(), unwound.addrs());
+    // The walk may stop earlier than the unwinder (in code built without frame
+    // pointers, such as the C runtime's entry), but it must see at least the
+    // three frames of the chain and agree on every frame it does see.
+    walked.len() >= 3 && unwound.starts_with(walked)
+}
+
+#[inline(never)]
+fn check_chain_outer() -> (Box<StackBuf>, Box<StackBuf>) {
+    let result = check_chain_middle();
+    core::hint::black_box(&result);
+    result
+}
+
+#[inline(never)]
+fn check_chain_middle() -> (Box<StackBuf>, Box<StackBuf>) {
+    let result = check_chain_inner();
+    core::hint::black_box(&result);
+    result
+}
+
+#[inline(never)]
+fn check_chain_inner() -> (Box<StackBuf>, Box<StackBuf>) {
+    let mark = 0u8;
+    let mark = StackMark::of(core::hint::black_box(&mark));
+    let mut walked = Box::new(StackBuf::new());
+    let mut unwound = Box::new(StackBuf::new());
+    if fp::SUPPORTED {
+        fp::walk(mark, 64, &mut walked);
+    }
+    capture_with_unwinder(mark, 64, &mut unwound);
+    core::hint::black_box((walked, unwound))
+}
+
+#[cfg(all(any(target_arch = "x86_64", target_arch = "aarch64"), target_os = "linux", not(loom)))]
+mod fp {
+    //! The frame-pointer walk. A frame record is two words: the caller's frame
+    //! pointer, then the return address into the caller.
+
+    use super::{StackBuf, StackMark};
+    use core::cell::Cell;
+
+    pub(super) const SUPPORTED: bool = true;
+
+    thread_local! {
+        /// This thread's stack as `(low, high)` addresses; `(0, 0)` until read.
+        static STACK_BOUNDS: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    }
+
+    /// The current thread's stack bounds, read once per thread.
+    fn stack_bounds() -> (usize, usize) {
+        STACK_BOUNDS.with(|cell| {
+            let cached = cell.get();
+            if cached.1 != 0 {
+                return cached;
+            }
+            let bounds = read_stack_bounds().unwrap_or((0, 0));
+            cell.set(bounds);
+            bounds
+        })
+    }
+
+    fn read_stack_bounds() -> Option<(usize, usize)> {
+        let mut attr = core::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+        // SAFETY: `pthread_getattr_np` initialises `attr` for the calling
+        // thread when it returns 0; `pthread_self` is always valid.
+        if unsafe { libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) } != 0 {
+            return None;
+        }
+        let mut addr = core::ptr::null_mut();
+        let mut size = 0;
+        // SAFETY: `attr` was initialised above; `addr` and `size` are valid
+        // out-pointers.
+        let ok = unsafe { libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size) } == 0;
+        // SAFETY: `attr` was initialised by `pthread_getattr_np` and is
+        // destroyed exactly once.
+        unsafe { libc::pthread_attr_destroy(attr.as_mut_ptr()) };
+        ok.then(|| (addr as usize, addr as usize + size))
+    }
+
+    #[inline(always)]
+    fn frame_pointer() -> usize {
+        let fp: usize;
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: copies the frame-pointer register; touches no memory.
+        unsafe {
+            core::arch::asm!("mov {}, rbp", out(reg) fp, options(nomem, nostack, preserves_flags))
+        };
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: copies the frame-pointer register; touches no memory.
+        unsafe {
+            core::arch::asm!("mov {}, x29", out(reg) fp, options(nomem, nostack, preserves_flags))
+        };
+        fp
+    }
+
+    /// Walks the frame-pointer chain from this function's caller.
+    #[inline(never)]
+    pub(super) fn walk(mark: StackMark, depth: usize, out: &mut StackBuf) {
+        let (low, high) = stack_bounds();
+        let mut fp = frame_pointer();
+        let valid = |fp: usize| fp >= low && fp <= high.saturating_sub(16) && fp % 8 == 0;
+        if high == 0 || !valid(fp) {
+            return;
+        }
+        // The return address saved in the record *below* (younger than) the
+        // current one: on aarch64 a frame's record sits beneath its locals, so
+        // the marked frame's record is the last one below the mark.
+        let mut pending_below_mark = 0usize;
+        let mut crossed = false;
+        loop {
+            // SAFETY: `fp` lies inside this thread's stack (checked by
+            // `valid`), is 8-aligned and at least 16 bytes below the top, so
+            // both words of the record are mapped, initialised stack memory.
+            let (next, ret) = unsafe {
+                let record = fp as *const usize;
+                (record.read(), record.add(1).read())
+            };
+            if fp > mark.0 {
+                if !crossed && cfg!(target_arch = "aarch64") && pending_below_mark != 0 {
+                    if !out.push(pending_below_mark, depth) {
+                        return;
+                    }
+                }
+                crossed = true;
+                if ret == 0 || !out.push(ret, depth) {
+                    return;
+                }
+            } else {
+                pending_below_mark = ret;
+            }
+            if next <= fp || !valid(next) {
+                return;
+            }
+            fp = next;
+        }
+    }
+}
+
+#[cfg(not(all(any(target_arch = "x86_64", target_arch = "aarch64"), target_os = "linux", not(loom))))]
+mod fp {
+    use super::{StackBuf, StackMark};
+
+    pub(super) const SUPPORTED: bool = false;
+
+    pub(super) fn walk(_mark: StackMark, _depth: usize, _out: &mut StackBuf) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[inline(never)]
+    fn leaf(out: &mut StackBuf, unwinder: bool) {
+        let mark = 0u8;
+        let mark = StackMark::of(core::hint::black_box(&mark));
+        if unwinder {
+            capture_with_unwinder(mark, 128, out);
+        } else {
+            capture(mark, 128, out);
+        }
+        core::hint::black_box(&out.len);
+    }
+
+    #[inline(never)]
+    fn middle(out: &mut StackBuf, unwinder: bool) {
+        leaf(out, unwinder);
+        core::hint::black_box(&out.len);
+    }
+
+    #[inline(never)]
+    fn outer(out: &mut StackBuf, unwinder: bool) {
+        middle(out, unwinder);
+        core::hint::black_box(&out.len);
+    }
+
+    fn name_of(addr: usize) -> String {
+        let mut name = String::new();
+        backtrace::resolve((addr - 1) as *mut _, |symbol| {
+            if name.is_empty() {
+                name = symbol.name().map(|n| n.to_string()).unwrap_or_default();
+            }
+        });
+        name
+    }
+
+    fn check_chain(unwinder: bool) {
+        let mut buf = Box::new(StackBuf::new());
+        outer(&mut buf, unwinder);
+        let names: Vec<String> = buf.addrs().iter().take(3).map(|&a| name_of(a)).collect();
+        assert!(names[0].contains("stack::tests::middle"), "{names:?}");
+        assert!(names[1].contains("stack::tests::outer"), "{names:?}");
+        assert!(names[2].contains("check_chain"), "{names:?}");
+    }
+
+    #[test]
+    fn frame_pointer_capture_skips_to_the_marked_frames_caller() {
+        assert!(uses_frame_pointers(), "this crate builds with frame pointers");
+        check_chain(false);
+    }
+
+    #[test]
+    fn unwinder_capture_skips_to_the_marked_frames_caller() {
+        check_chain(true);
+    }
+
+    #[inline(never)]
+    fn recurse(n: usize, out: &mut StackBuf) {
+        if n == 0 {
+            let mark = 0u8;
+            capture(StackMark::of(core::hint::black_box(&mark)), 128, out);
+        } else {
+            recurse(n - 1, out);
+        }
+        core::hint::black_box(&out.len);
+    }
+
+    #[test]
+    fn deep_stacks_are_truncated_at_the_depth() {
+        let mut buf = Box::new(StackBuf::new());
+        recurse(200, &mut buf);
+        assert_eq!(buf.addrs().len(), 128);
+        assert!(buf.truncated());
+        let mut shallow = Box::new(StackBuf::new());
+        recurse(3, &mut shallow);
+        assert!(!shallow.truncated());
+    }
+}
