@@ -8,3 +8,11 @@
 pub mod profile;
 
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
+
+mod raw;
+pub mod sync;
+
+pub use sync::{
+    Barrier, BarrierWaitResult, Condvar, LockResult, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard,
+    RwLockWriteGuard, TryLockError, TryLockResult, WaitTimeoutResult,
+};
