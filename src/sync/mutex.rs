@@ -358,13 +358,13 @@ impl<T> From<T> for Mutex<T> {
 }
 
 impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
-    /// `std`'s format. Never blocks: a held lock prints `data: <locked>`.
+    /// `std`'s format. Never blocks: a held lock prints `data: "<locked>"`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Mutex");
         match self.try_lock() {
             Ok(guard) => d.field("data", &&*guard),
             Err(TryLockError::Poisoned(err)) => d.field("data", &&**err.get_ref()),
-            Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
+            Err(TryLockError::WouldBlock) => d.field("data", &"<locked>"),
         };
         d.field("poisoned", &self.raw.poison.get());
         d.finish_non_exhaustive()
