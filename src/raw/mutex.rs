@@ -65,17 +65,12 @@ impl RawMutex {
         core::ptr::from_ref(self) as usize
     }
 
-    /// Takes the lock: one CAS, else the slow path (which records the wait
-    /// with `site` as its lock label).
-    ///
-    /// `#[inline(always)]`: the public method must call [`Self::lock_slow`]
-    /// directly, so that the slow path's stack mark is the public method's
-    /// only callee of ours.
+    /// The fast path of `lock`: one CAS. On `false` the caller, the public
+    /// method itself, calls [`Self::lock_slow`] (so that no frame or inlined
+    /// frame of ours sits between the slow path's stack mark and it).
     #[inline(always)]
-    pub(crate) fn lock(&self, site: LockSite) {
-        if self.state.compare_exchange_weak(0, LOCKED_BIT, Acquire, Relaxed).is_err() {
-            self.lock_slow(site);
-        }
+    pub(crate) fn lock_fast(&self) -> bool {
+        self.state.compare_exchange_weak(0, LOCKED_BIT, Acquire, Relaxed).is_ok()
     }
 
     /// Takes the lock if it is free.
@@ -100,20 +95,16 @@ impl RawMutex {
         self.state.load(Relaxed) & LOCKED_BIT != 0
     }
 
-    /// Releases the lock: one CAS, else the slow path, which wakes a waiter
-    /// and charges the mutex profile (on the caller's stack, labelled
-    /// `site`).
+    /// The fast path of `unlock`: one CAS, which fails when threads are
+    /// parked. On `false` the caller, the public guard's `drop`, calls
+    /// [`Self::unlock_slow`].
     ///
     /// # Safety
     ///
     /// The calling thread holds the lock.
     #[inline(always)]
-    pub(crate) unsafe fn unlock(&self, site: LockSite) {
-        if self.state.compare_exchange(LOCKED_BIT, 0, Release, Relaxed).is_ok() {
-            return;
-        }
-        // SAFETY: the caller holds the lock (our precondition).
-        unsafe { self.unlock_slow(site) };
+    pub(crate) unsafe fn unlock_fast(&self) -> bool {
+        self.state.compare_exchange(LOCKED_BIT, 0, Release, Relaxed).is_ok()
     }
 
     /// Releases the lock without recording: returns the delay to charge, if
@@ -132,9 +123,11 @@ impl RawMutex {
         unsafe { self.unlock_and_wake() }
     }
 
+    /// Waits for the lock and takes it; records the wait (labelled `site`).
+    /// Called by the public method right after [`Self::lock_fast`] failed.
     #[cold]
     #[inline(never)]
-    fn lock_slow(&self, site: LockSite) {
+    pub(crate) fn lock_slow(&self, site: LockSite) {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         let mut spin = SpinWait::new();
@@ -205,12 +198,16 @@ impl RawMutex {
         }
     }
 
+    /// Releases the lock, wakes a waiter and charges the mutex profile on the
+    /// caller's stack (labelled `site`). Called by the public guard's `drop`
+    /// right after [`Self::unlock_fast`] failed.
+    ///
     /// # Safety
     ///
     /// The calling thread holds the lock.
     #[cold]
     #[inline(never)]
-    unsafe fn unlock_slow(&self, site: LockSite) {
+    pub(crate) unsafe fn unlock_slow(&self, site: LockSite) {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         // SAFETY: the caller holds the lock (our precondition).

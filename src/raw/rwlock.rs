@@ -90,14 +90,12 @@ impl RawRwLock {
         false
     }
 
+    /// The fast path of `read`; on `false` the public method calls
+    /// [`Self::read_slow`] itself (see [`RawMutex::lock_fast`](super::mutex::RawMutex::lock_fast)).
     #[inline(always)]
-    pub(crate) fn read(&self, site: LockSite) {
+    pub(crate) fn read_fast(&self) -> bool {
         let state = self.state.load(Relaxed);
-        if !Self::readable(state)
-            || self.state.compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed).is_err()
-        {
-            self.read_slow(site);
-        }
+        Self::readable(state) && self.state.compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed).is_ok()
     }
 
     #[inline(always)]
@@ -105,47 +103,51 @@ impl RawRwLock {
         self.state.compare_exchange(0, WRITER, Acquire, Relaxed).is_ok()
     }
 
+    /// The fast path of `write`; on `false` the public method calls
+    /// [`Self::write_slow`].
     #[inline(always)]
-    pub(crate) fn write(&self, site: LockSite) {
-        if self.state.compare_exchange_weak(0, WRITER, Acquire, Relaxed).is_err() {
-            self.write_slow(site);
-        }
+    pub(crate) fn write_fast(&self) -> bool {
+        self.state.compare_exchange_weak(0, WRITER, Acquire, Relaxed).is_ok()
     }
 
+    /// Releases a read lock: one atomic. Returns `false` when this was the
+    /// last reader out while a writer waits: the caller, the public guard's
+    /// `drop`, must then call [`Self::read_unlock_slow`] to hand over. (With
+    /// WP set no reader joins, so exactly one unlock sees this.)
+    ///
     /// # Safety
     ///
     /// The calling thread holds a read lock.
     #[inline(always)]
-    pub(crate) unsafe fn read_unlock(&self, site: LockSite) {
+    pub(crate) unsafe fn read_unlock_fast(&self) -> bool {
         let prev = self.state.fetch_sub(ONE_READER, Release);
-        // The last reader out while a writer waits hands over. (With WP set no
-        // reader joins, so exactly one unlock sees this.)
-        if prev & READERS_MASK == ONE_READER && prev & WRITER_PARKED != 0 {
-            self.read_unlock_slow(site);
-        }
+        !(prev & READERS_MASK == ONE_READER && prev & WRITER_PARKED != 0)
     }
 
+    /// The fast path of the write unlock; on `false` (threads are parked)
+    /// the caller calls [`Self::write_unlock_slow`].
+    ///
     /// # Safety
     ///
     /// The calling thread holds the write lock.
     #[inline(always)]
-    pub(crate) unsafe fn write_unlock(&self, site: LockSite) {
-        if self.state.compare_exchange(WRITER, 0, Release, Relaxed).is_err() {
-            self.write_unlock_slow(site);
-        }
+    pub(crate) unsafe fn write_unlock_fast(&self) -> bool {
+        self.state.compare_exchange(WRITER, 0, Release, Relaxed).is_ok()
     }
 
+    /// Waits for a read lock; records the wait (labelled `site`).
     #[cold]
     #[inline(never)]
-    fn read_slow(&self, site: LockSite) {
+    pub(crate) fn read_slow(&self, site: LockSite) {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         self.wait(false, site, mark);
     }
 
+    /// Waits for the write lock; records the wait (labelled `site`).
     #[cold]
     #[inline(never)]
-    fn write_slow(&self, site: LockSite) {
+    pub(crate) fn write_slow(&self, site: LockSite) {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         self.wait(true, site, mark);
@@ -226,9 +228,11 @@ impl RawRwLock {
         }
     }
 
+    /// Hands the lock to a waiting writer after the last read unlock, and
+    /// charges the mutex profile on the caller's stack.
     #[cold]
     #[inline(never)]
-    fn read_unlock_slow(&self, site: LockSite) {
+    pub(crate) fn read_unlock_slow(&self, site: LockSite) {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         // Readers are 0 and WP is set: nobody else can take the lock.
@@ -244,9 +248,15 @@ impl RawRwLock {
         }
     }
 
+    /// Releases the write lock to waiting readers or a writer, and charges
+    /// the mutex profile on the caller's stack.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the write lock.
     #[cold]
     #[inline(never)]
-    fn write_unlock_slow(&self, site: LockSite) {
+    pub(crate) unsafe fn write_unlock_slow(&self, site: LockSite) {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         let mut delay = 0u64;

@@ -130,7 +130,9 @@ impl Condvar {
         // SAFETY: the guard proves this thread holds `raw`.
         unsafe { self.raw.wait_slow(raw, site, self.site, None) };
         // Take the mutex back: a wait of its own, with this method as leaf.
-        raw.lock(site);
+        if !raw.lock_fast() {
+            raw.lock_slow(site);
+        }
         if raw.poison.get() { Err(PoisonError::new(guard)) } else { Ok(guard) }
     }
 
@@ -210,7 +212,9 @@ impl Condvar {
         let (raw, site) = MutexGuard::mutex(&guard).raw();
         // SAFETY: the guard proves this thread holds `raw`.
         let outcome = unsafe { self.raw.wait_slow(raw, site, self.site, deadline) };
-        raw.lock(site);
+        if !raw.lock_fast() {
+            raw.lock_slow(site);
+        }
         let result = (guard, WaitTimeoutResult(outcome.timed_out));
         if raw.poison.get() { Err(PoisonError::new(result)) } else { Ok(result) }
     }

@@ -167,7 +167,9 @@ impl<T: ?Sized> Mutex<T> {
     /// ```
     #[inline]
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
-        self.raw.lock(self.site);
+        if !self.raw.lock_fast() {
+            self.raw.lock_slow(self.site);
+        }
         // SAFETY: the lock was just taken by this thread.
         unsafe { MutexGuard::new(self) }
     }
@@ -325,7 +327,10 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
         self.lock.raw.poison.done(&self.poison);
         // SAFETY: the guard holds the lock, taken by this thread (the guard is
         // not `Send`).
-        unsafe { self.lock.raw.unlock(self.lock.site) };
+        if !unsafe { self.lock.raw.unlock_fast() } {
+            // SAFETY: as above; the fast path did not release it.
+            unsafe { self.lock.raw.unlock_slow(self.lock.site) };
+        }
     }
 }
 

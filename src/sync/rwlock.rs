@@ -145,7 +145,9 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     #[inline]
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
-        self.raw.read(self.site);
+        if !self.raw.read_fast() {
+            self.raw.read_slow(self.site);
+        }
         // SAFETY: this thread just took a read lock.
         unsafe { RwLockReadGuard::new(self) }
     }
@@ -195,7 +197,9 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     #[inline]
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-        self.raw.write(self.site);
+        if !self.raw.write_fast() {
+            self.raw.write_slow(self.site);
+        }
         // SAFETY: this thread just took the write lock.
         unsafe { RwLockWriteGuard::new(self) }
     }
@@ -337,7 +341,9 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
         // SAFETY: the guard holds a read lock taken by this thread.
-        unsafe { self.lock.raw.read_unlock(self.lock.site) };
+        if !unsafe { self.lock.raw.read_unlock_fast() } {
+            self.lock.raw.read_unlock_slow(self.lock.site);
+        }
     }
 }
 
@@ -346,7 +352,10 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     fn drop(&mut self) {
         self.lock.raw.poison.done(&self.poison);
         // SAFETY: the guard holds the write lock, taken by this thread.
-        unsafe { self.lock.raw.write_unlock(self.lock.site) };
+        if !unsafe { self.lock.raw.write_unlock_fast() } {
+            // SAFETY: as above; the fast path did not release it.
+            unsafe { self.lock.raw.write_unlock_slow(self.lock.site) };
+        }
     }
 }
 
