@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 
 trait Lock: Send + Sync + 'static {
-    fn new() -> Self;
+    fn make() -> Self;
     fn with(&self, f: impl FnOnce(&mut u64));
 }
 
 impl Lock for std::sync::Mutex<u64> {
-    fn new() -> Self {
+    fn make() -> Self {
         std::sync::Mutex::new(0)
     }
     #[inline]
@@ -26,7 +26,7 @@ impl Lock for std::sync::Mutex<u64> {
 }
 
 impl Lock for parking_lot::Mutex<u64> {
-    fn new() -> Self {
+    fn make() -> Self {
         parking_lot::Mutex::new(0)
     }
     #[inline]
@@ -36,7 +36,7 @@ impl Lock for parking_lot::Mutex<u64> {
 }
 
 impl Lock for syncprof::Mutex<u64> {
-    fn new() -> Self {
+    fn make() -> Self {
         syncprof::Mutex::new(0)
     }
     #[inline]
@@ -67,7 +67,7 @@ const THREADS: usize = 4;
 
 /// `iters` critical sections in all, split over 4 threads.
 fn contended<L: Lock>(iters: u64) -> Duration {
-    let lock = Arc::new(L::new());
+    let lock = Arc::new(L::make());
     let barrier = Arc::new(std::sync::Barrier::new(THREADS + 1));
     let per_thread = iters.div_ceil(THREADS as u64);
     let handles: Vec<_> = (0..THREADS)
@@ -103,12 +103,12 @@ type Sp = syncprof::Mutex<u64>;
 
 fn criterion_benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("uncontended lock+unlock");
-    g.bench_function("std", |b| b.iter_custom(|n| uncontended(&Std::new(), n)));
-    g.bench_function("parking_lot", |b| b.iter_custom(|n| uncontended(&Pl::new(), n)));
+    g.bench_function("std", |b| b.iter_custom(|n| uncontended(&Std::make(), n)));
+    g.bench_function("parking_lot", |b| b.iter_custom(|n| uncontended(&Pl::make(), n)));
     profiling(false);
-    g.bench_function("syncprof off", |b| b.iter_custom(|n| uncontended(&Sp::new(), n)));
+    g.bench_function("syncprof off", |b| b.iter_custom(|n| uncontended(&Sp::make(), n)));
     profiling(true);
-    g.bench_function("syncprof 1/1", |b| b.iter_custom(|n| uncontended(&Sp::new(), n)));
+    g.bench_function("syncprof 1/1", |b| b.iter_custom(|n| uncontended(&Sp::make(), n)));
     profiling(false);
     g.finish();
 
@@ -135,11 +135,11 @@ fn ratios() {
     let co = 400_000;
     let mut t: [Vec<f64>; 8] = Default::default();
     for _ in 0..ROUNDS {
-        t[0].push(uncontended(&Std::new(), un).as_secs_f64() * 1e9 / un as f64);
-        t[1].push(uncontended(&Pl::new(), un).as_secs_f64() * 1e9 / un as f64);
-        t[2].push(uncontended(&Sp::new(), un).as_secs_f64() * 1e9 / un as f64);
+        t[0].push(uncontended(&Std::make(), un).as_secs_f64() * 1e9 / un as f64);
+        t[1].push(uncontended(&Pl::make(), un).as_secs_f64() * 1e9 / un as f64);
+        t[2].push(uncontended(&Sp::make(), un).as_secs_f64() * 1e9 / un as f64);
         profiling(true);
-        t[3].push(uncontended(&Sp::new(), un).as_secs_f64() * 1e9 / un as f64);
+        t[3].push(uncontended(&Sp::make(), un).as_secs_f64() * 1e9 / un as f64);
         profiling(false);
         t[4].push(contended::<Std>(co).as_secs_f64() * 1e9 / co as f64);
         t[5].push(contended::<Pl>(co).as_secs_f64() * 1e9 / co as f64);
