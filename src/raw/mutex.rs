@@ -34,9 +34,13 @@ pub(crate) struct RawMutex {
     /// -----------|------------|---------------------------------------------
     ///     0      |     0      | Unlocked, nobody waiting.
     ///     0      |     1      | Locked, nobody waiting: the unlock is one CAS.
-    ///     1      |     0      | Unlocked; a woken waiter is about to compete,
-    ///            |            | or a parking thread is about to fail its
-    ///            |            | validation and retry.
+    ///     1      |     0      | Unlocked with waiters: the unlocker is about
+    ///            |            | to wake one (the unlock is one `fetch_sub`,
+    ///            |            | which leaves PARKED_BIT), or a woken waiter
+    ///            |            | is about to compete. Fast-path locks fail
+    ///            |            | (the state is not 0); slow-path ones may take
+    ///            |            | the lock, and the unlocker then wakes the
+    ///            |            | waiter to compete instead of handing over.
     ///     1      |     1      | Locked with waiters parked or about to park.
     ///            |            | PARKED_BIT is only cleared under the queue
     ///            |            | lock (in an unpark callback), so a parked
@@ -95,16 +99,17 @@ impl RawMutex {
         self.state.load(Relaxed) & LOCKED_BIT != 0
     }
 
-    /// The fast path of `unlock`: one CAS, which fails when threads are
-    /// parked. On `false` the caller, the public guard's `drop`, calls
-    /// [`Self::unlock_slow`].
+    /// Releases the lock: one atomic subtraction (`lock sub` on x86, as
+    /// cheap as `std`'s `swap`). Returns `false` when threads are parked: the
+    /// lock is then released but a waiter must be woken, and the caller, the
+    /// public guard's `drop`, calls [`Self::unlock_slow`].
     ///
     /// # Safety
     ///
     /// The calling thread holds the lock.
     #[inline(always)]
     pub(crate) unsafe fn unlock_fast(&self) -> bool {
-        self.state.compare_exchange(LOCKED_BIT, 0, Release, Relaxed).is_ok()
+        self.state.fetch_sub(LOCKED_BIT, Release) == LOCKED_BIT
     }
 
     /// Releases the lock without recording: returns the delay to charge, if
@@ -116,11 +121,11 @@ impl RawMutex {
     /// The calling thread holds the lock.
     #[inline(always)]
     pub(crate) unsafe fn unlock_unrecorded(&self) -> Option<u64> {
-        if self.state.compare_exchange(LOCKED_BIT, 0, Release, Relaxed).is_ok() {
+        // SAFETY: the caller holds the lock (our precondition).
+        if unsafe { self.unlock_fast() } {
             return None;
         }
-        // SAFETY: the caller holds the lock (our precondition).
-        unsafe { self.unlock_and_wake() }
+        self.wake()
     }
 
     /// Waits for the lock and takes it; records the wait (labelled `site`).
@@ -198,32 +203,25 @@ impl RawMutex {
         }
     }
 
-    /// Releases the lock, wakes a waiter and charges the mutex profile on the
-    /// caller's stack (labelled `site`). Called by the public guard's `drop`
-    /// right after [`Self::unlock_fast`] failed.
-    ///
-    /// # Safety
-    ///
-    /// The calling thread holds the lock.
+    /// Wakes a waiter after [`Self::unlock_fast`] released the lock with
+    /// threads parked, and charges the mutex profile on the caller's stack
+    /// (labelled `site`). Called by the public guard's `drop`.
     #[cold]
     #[inline(never)]
-    pub(crate) unsafe fn unlock_slow(&self, site: LockSite) {
+    pub(crate) fn unlock_slow(&self, site: LockSite) {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        // SAFETY: the caller holds the lock (our precondition).
-        if let Some(delay) = unsafe { self.unlock_and_wake() } {
+        if let Some(delay) = self.wake() {
             profile::record_mutex(delay, EventKind::Mutex, Some(site), mark);
         }
     }
 
-    /// Releases the lock (or hands it over) and wakes the head waiter; returns
-    /// the delay to charge, if any. Records nothing.
-    ///
-    /// # Safety
-    ///
-    /// The calling thread holds the lock, and PARKED_BIT is set.
+    /// Wakes the head waiter after an unlock that found PARKED_BIT set,
+    /// handing the lock over to it if it has waited long enough and nobody
+    /// took the lock in between; returns the delay to charge, if any.
+    /// Records nothing.
     #[inline(always)]
-    unsafe fn unlock_and_wake(&self) -> Option<u64> {
+    fn wake(&self) -> Option<u64> {
         let profiling = profile::mutex_profiling_on();
         let scan = core::cell::RefCell::new(QueueScan::default());
         let now = core::cell::Cell::new(0u64);
@@ -263,14 +261,19 @@ impl RawMutex {
                 self.charged_until.clear();
             }
             if token == TOKEN_HANDOFF {
-                // The lock stays held, now by the woken thread.
-                if !result.have_more_threads {
-                    self.state.store(LOCKED_BIT, Relaxed);
+                // Take the lock on the woken thread's behalf, unless a
+                // thread took it since our release (then it is woken to
+                // compete, and asks again, starving, when it re-parks).
+                // Acquire: the woken thread must see that thread's writes.
+                let taken = self.state.fetch_update(Acquire, Relaxed, |s| {
+                    (s & LOCKED_BIT == 0).then_some(if result.have_more_threads { s | LOCKED_BIT } else { LOCKED_BIT })
+                });
+                if taken.is_err() {
+                    token = TOKEN_NORMAL;
                 }
-            } else if result.have_more_threads {
-                self.state.store(PARKED_BIT, Release);
-            } else {
-                self.state.store(0, Release);
+            }
+            if token == TOKEN_NORMAL && !result.have_more_threads {
+                self.state.fetch_and(!PARKED_BIT, Relaxed);
             }
             token
         };

@@ -328,8 +328,7 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
         // SAFETY: the guard holds the lock, taken by this thread (the guard is
         // not `Send`).
         if !unsafe { self.lock.raw.unlock_fast() } {
-            // SAFETY: as above; the fast path did not release it.
-            unsafe { self.lock.raw.unlock_slow(self.lock.site) };
+            self.lock.raw.unlock_slow(self.lock.site);
         }
     }
 }
