@@ -31,6 +31,12 @@ pub mod __loom {
         stub::MUTEX_DELAY.store(0, SeqCst);
         stub::MUTEX_EVENTS.store(0, SeqCst);
         stub::BLOCK_EVENTS.store(0, SeqCst);
+        stub::PARKS.store(0, SeqCst);
+    }
+
+    /// Calls to the parking model's `park` since the last [`reset`].
+    pub fn parks() -> u64 {
+        stub::PARKS.load(SeqCst)
     }
 
     /// The logical clock.

@@ -12,11 +12,27 @@ use syncprof::{Condvar, Mutex, RwLock};
 /// The stub profiler's totals are process-wide: one model at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn model(threads_bound: usize, f: impl Fn() + Sync + Send + 'static) {
+/// Runs `f` under loom; returns (executions, executions in which some thread
+/// parked), so that tests can check the slow paths were explored.
+fn model(threads_bound: usize, f: impl Fn() + Sync + Send + 'static) -> (usize, usize) {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    static PARKED: AtomicUsize = AtomicUsize::new(0);
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    RUNS.store(0, SeqCst);
+    PARKED.store(0, SeqCst);
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(threads_bound);
-    builder.check(f);
+    builder.check(move || {
+        f();
+        RUNS.fetch_add(1, SeqCst);
+        if syncprof::__loom::parks() > 0 {
+            PARKED.fetch_add(1, SeqCst);
+        }
+    });
+    let (runs, parked) = (RUNS.load(SeqCst), PARKED.load(SeqCst));
+    eprintln!("loom: {runs} executions, {parked} with a thread parked");
+    (runs, parked)
 }
 
 /// Holds `mutex`, asserting nobody else is inside.
@@ -29,7 +45,7 @@ fn exclusive(mutex: &Mutex<usize>, inside: &AtomicBool) {
 
 #[test]
 fn mutex_excludes_with_two_threads() {
-    model(3, || {
+    let _ = model(3, || {
         syncprof::__loom::reset(false);
         let state = Arc::new((Mutex::new(0), AtomicBool::new(false)));
         let s = state.clone();
@@ -42,7 +58,7 @@ fn mutex_excludes_with_two_threads() {
 
 #[test]
 fn mutex_excludes_with_three_threads_through_the_slow_path() {
-    model(2, || {
+    let (runs, parked) = model(3, || {
         syncprof::__loom::reset(true);
         let state = Arc::new((Mutex::new(0), AtomicBool::new(false)));
         let handles: Vec<_> = (0..2)
@@ -57,11 +73,12 @@ fn mutex_excludes_with_three_threads_through_the_slow_path() {
         }
         assert_eq!(*state.0.lock().unwrap(), 3);
     });
+    assert!(parked > 0 && runs > parked, "{parked} of {runs} executions parked");
 }
 
 #[test]
 fn condvar_loses_no_wakeup() {
-    model(3, || {
+    let _ = model(3, || {
         syncprof::__loom::reset(true);
         let pair = Arc::new((Mutex::new(false), Condvar::new()));
         let p = pair.clone();
@@ -81,7 +98,7 @@ fn condvar_loses_no_wakeup() {
 
 #[test]
 fn rwlock_excludes_writers_from_readers() {
-    model(2, || {
+    let _ = model(2, || {
         syncprof::__loom::reset(false);
         let state = Arc::new((RwLock::new(0), AtomicUsize::new(0), AtomicBool::new(false)));
         let reader = |s: Arc<(RwLock<i32>, AtomicUsize, AtomicBool)>| {
@@ -109,7 +126,7 @@ fn rwlock_excludes_writers_from_readers() {
 
 #[test]
 fn a_lone_waiter_is_charged_at_most_its_wait() {
-    model(3, || {
+    let _ = model(3, || {
         syncprof::__loom::reset(true);
         let mutex = Arc::new(Mutex::new(()));
         let m = mutex.clone();
@@ -132,7 +149,7 @@ fn a_lone_waiter_is_charged_at_most_its_wait() {
 
 #[test]
 fn two_waiters_are_never_charged_twice() {
-    model(2, || {
+    let _ = model(2, || {
         syncprof::__loom::reset(true);
         let mutex = Arc::new(Mutex::new(()));
         let guard = mutex.lock().unwrap();

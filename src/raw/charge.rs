@@ -3,7 +3,7 @@
 //! N-waiter delay rule (design.md section 4) and the fairness bound.
 
 use super::shim::profile;
-use super::shim::{AtomicU32, AtomicUsize, Ordering::Relaxed, ParkToken};
+use super::shim::{AtomicU32, Ordering::Relaxed, ParkToken};
 
 /// Token bit: mutex profiling was on when the waiter queued, so its wait is
 /// charged.
@@ -52,8 +52,9 @@ const FAIR_NANOS: f64 = 500_000.0;
 /// current TSCs, so the bound errs towards 0.5 ms or less.
 const ASSUMED_TICKS_PER_SECOND: f64 = 3e9;
 /// [`FAIR_NANOS`] in ticks once known (0 until then). Relaxed: a cached,
-/// idempotent value.
-static FAIR_TICKS: AtomicUsize = AtomicUsize::new(0);
+/// idempotent value. A plain `core` atomic even under loom: it is a cache of
+/// a constant, not lock state, and statics cannot hold loom atomics.
+static FAIR_TICKS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
 
 /// The fairness bound in ticks. Never calibrates the clock (that sleeps).
 #[inline]

@@ -56,6 +56,8 @@ pub(crate) mod profile {
     pub(crate) static MUTEX_DELAY: AtomicU64 = AtomicU64::new(0);
     /// Number of `record_mutex` calls.
     pub(crate) static MUTEX_EVENTS: AtomicU64 = AtomicU64::new(0);
+    /// Number of calls to the parking model's `park`.
+    pub(crate) static PARKS: AtomicU64 = AtomicU64::new(0);
     /// Number of `record_block` calls.
     pub(crate) static BLOCK_EVENTS: AtomicU64 = AtomicU64::new(0);
 
@@ -156,6 +158,7 @@ mod loom_park {
         timeout: Option<Instant>,
     ) -> ParkResult {
         let slot = Arc::new(AtomicUsize::new(0));
+        super::profile::PARKS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         {
             let mut queue = QUEUE.lock().unwrap();
             if !validate() {
