@@ -104,11 +104,17 @@ type Sp = syncprof::Mutex<u64>;
 fn criterion_benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("uncontended lock+unlock");
     g.bench_function("std", |b| b.iter_custom(|n| uncontended(&Std::make(), n)));
-    g.bench_function("parking_lot", |b| b.iter_custom(|n| uncontended(&Pl::make(), n)));
+    g.bench_function("parking_lot", |b| {
+        b.iter_custom(|n| uncontended(&Pl::make(), n))
+    });
     profiling(false);
-    g.bench_function("syncprof off", |b| b.iter_custom(|n| uncontended(&Sp::make(), n)));
+    g.bench_function("syncprof off", |b| {
+        b.iter_custom(|n| uncontended(&Sp::make(), n))
+    });
     profiling(true);
-    g.bench_function("syncprof 1/1", |b| b.iter_custom(|n| uncontended(&Sp::make(), n)));
+    g.bench_function("syncprof 1/1", |b| {
+        b.iter_custom(|n| uncontended(&Sp::make(), n))
+    });
     profiling(false);
     g.finish();
 
@@ -149,14 +155,34 @@ fn ratios() {
         profiling(false);
     }
     let m: Vec<f64> = t.into_iter().map(median).collect();
-    println!("\n== syncprof vs std / parking_lot (median of {ROUNDS} interleaved runs, ns per op) ==");
-    println!("uncontended lock+unlock: std {:.2}  parking_lot {:.2}  syncprof off {:.2}  syncprof 1/1 {:.2}", m[0], m[1], m[2], m[3]);
-    println!("  syncprof off / std = {:.3}x time (target <= 1.05)", m[2] / m[0]);
+    println!(
+        "\n== syncprof vs std / parking_lot (median of {ROUNDS} interleaved runs, ns per op) =="
+    );
+    println!(
+        "uncontended lock+unlock: std {:.2}  parking_lot {:.2}  syncprof off {:.2}  syncprof 1/1 {:.2}",
+        m[0], m[1], m[2], m[3]
+    );
+    println!(
+        "  syncprof off / std = {:.3}x time (target <= 1.05)",
+        m[2] / m[0]
+    );
     println!("  syncprof 1/1 / std = {:.3}x time", m[3] / m[0]);
-    println!("4 threads, ~50 ns section: std {:.1}  parking_lot {:.1}  syncprof off {:.1}  syncprof 1/1 {:.1}", m[4], m[5], m[6], m[7]);
-    println!("  throughput syncprof off / parking_lot = {:.3} (target >= 0.95)", m[5] / m[6]);
-    println!("  throughput syncprof on / off          = {:.3} (target >= 0.95)", m[6] / m[7]);
-    println!("  throughput syncprof off / std         = {:.3}", m[4] / m[6]);
+    println!(
+        "4 threads, ~50 ns section: std {:.1}  parking_lot {:.1}  syncprof off {:.1}  syncprof 1/1 {:.1}",
+        m[4], m[5], m[6], m[7]
+    );
+    println!(
+        "  throughput syncprof off / parking_lot = {:.3} (target >= 0.95)",
+        m[5] / m[6]
+    );
+    println!(
+        "  throughput syncprof on / off          = {:.3} (target >= 0.95)",
+        m[6] / m[7]
+    );
+    println!(
+        "  throughput syncprof off / std         = {:.3}",
+        m[4] / m[6]
+    );
 }
 
 fn main() {

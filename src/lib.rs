@@ -13,8 +13,8 @@ pub(crate) mod raw;
 pub mod sync;
 
 pub use sync::{
-    Barrier, BarrierWaitResult, Condvar, LockResult, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard,
-    RwLockWriteGuard, TryLockError, TryLockResult, WaitTimeoutResult,
+    Barrier, BarrierWaitResult, Condvar, LockResult, Mutex, MutexGuard, PoisonError, RwLock,
+    RwLockReadGuard, RwLockWriteGuard, TryLockError, TryLockResult, WaitTimeoutResult,
 };
 
 /// Hooks for the loom model tests (`--cfg loom` only): the profiler stub's
@@ -46,6 +46,10 @@ pub mod __loom {
 
     /// (sum of mutex-profile delays, mutex events, block events).
     pub fn totals() -> (u64, u64, u64) {
-        (stub::MUTEX_DELAY.load(SeqCst), stub::MUTEX_EVENTS.load(SeqCst), stub::BLOCK_EVENTS.load(SeqCst))
+        (
+            stub::MUTEX_DELAY.load(SeqCst),
+            stub::MUTEX_EVENTS.load(SeqCst),
+            stub::BLOCK_EVENTS.load(SeqCst),
+        )
     }
 }

@@ -45,7 +45,10 @@ mod with_syncprof {
         })
         .join();
         assert!(wrong.is_err(), "waiting with a second mutex must panic");
-        assert!(m2.is_poisoned(), "the panic happened while holding the second mutex");
+        assert!(
+            m2.is_poisoned(),
+            "the panic happened while holding the second mutex"
+        );
         c.notify_all();
         waiter.join().unwrap();
     }

@@ -73,7 +73,10 @@ fn mutex_excludes_with_three_threads_through_the_slow_path() {
         }
         assert_eq!(*state.0.lock().unwrap(), 3);
     });
-    assert!(parked > 0 && runs > parked, "{parked} of {runs} executions parked");
+    assert!(
+        parked > 0 && runs > parked,
+        "{parked} of {runs} executions parked"
+    );
 }
 
 #[test]
@@ -170,6 +173,9 @@ fn two_waiters_are_never_charged_twice() {
         // The N-waiter rule estimates a queued waiter by the mean of the
         // head's and tail's waits, so one unlock may charge up to 1.5x the
         // waits it covers; charging an interval twice could exceed that.
-        assert!(delay * 2 <= waited * 3, "charged {delay} for waits of {waited}");
+        assert!(
+            delay * 2 <= waited * 3,
+            "charged {delay} for waits of {waited}"
+        );
     });
 }

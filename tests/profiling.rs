@@ -27,7 +27,11 @@ impl Rates {
         let block = syncprof::block_rate();
         syncprof::set_block_rate(1);
         let fraction = syncprof::set_mutex_fraction(1);
-        Rates { block, fraction, _serial: serial }
+        Rates {
+            block,
+            fraction,
+            _serial: serial,
+        }
     }
 }
 
@@ -39,11 +43,17 @@ impl Drop for Rates {
 }
 
 fn same_site(record: &Record, site: &Location<'_>) -> bool {
-    record.lock_site().is_some_and(|s| s.file() == site.file() && s.line() == site.line())
+    record
+        .lock_site()
+        .is_some_and(|s| s.file() == site.file() && s.line() == site.line())
 }
 
 fn mine<'p>(window: &'p Profile, site: &Location<'_>) -> Vec<&'p Record> {
-    window.records().iter().filter(|r| same_site(r, site)).collect()
+    window
+        .records()
+        .iter()
+        .filter(|r| same_site(r, site))
+        .collect()
 }
 
 fn total_secs(records: &[&Record]) -> f64 {
@@ -66,7 +76,10 @@ fn frames(record: &Record) -> Vec<Vec<String>> {
 }
 
 fn stack_mentions(record: &Record, needle: &str) -> bool {
-    frames(record).iter().flatten().any(|name| name.contains(needle))
+    frames(record)
+        .iter()
+        .flatten()
+        .any(|name| name.contains(needle))
 }
 
 /// The leaf is a public syncprof method or the user's frame; no frame of
@@ -76,7 +89,9 @@ fn check_stack(record: &Record) {
     assert!(!frames.is_empty(), "empty stack");
     for name in frames.iter().flatten() {
         assert!(
-            !name.contains("parking_lot_core") && !name.contains("syncprof::raw") && !name.contains("syncprof::profile"),
+            !name.contains("parking_lot_core")
+                && !name.contains("syncprof::raw")
+                && !name.contains("syncprof::profile"),
             "internal frame {name} in {frames:#?}"
         );
     }
@@ -150,15 +165,24 @@ fn six_waiters_queue_behind_one_holder() {
         })
         .collect();
     hold_then_release(guard, Duration::from_millis(200));
-    let waited: f64 = waiters.into_iter().map(|w| w.join().unwrap().as_secs_f64()).sum();
+    let waited: f64 = waiters
+        .into_iter()
+        .map(|w| w.join().unwrap().as_secs_f64())
+        .sum();
 
     let charges = profile::mutex().delta(&mutex0);
     let charges = mine(&charges, site);
     let total = total_secs(&charges);
     let ratio = total / waited;
-    assert!((0.9..=1.15).contains(&ratio), "mutex delay {total} / waits {waited} = {ratio}");
-    let holder: f64 =
-        charges.iter().filter(|r| stack_mentions(r, "hold_then_release")).map(|r| r.delay().as_secs_f64()).sum();
+    assert!(
+        (0.9..=1.15).contains(&ratio),
+        "mutex delay {total} / waits {waited} = {ratio}"
+    );
+    let holder: f64 = charges
+        .iter()
+        .filter(|r| stack_mentions(r, "hold_then_release"))
+        .map(|r| r.delay().as_secs_f64())
+        .sum();
     assert!(holder >= 0.85 * total, "holder's share {holder} of {total}");
     for record in &charges {
         check_stack(record);
@@ -213,10 +237,16 @@ fn fraction_ten_estimates_the_count() {
     other.join().unwrap();
     let blocks = profile::block().delta(&block0);
     let contended: f64 = mine(&blocks, site).iter().map(|r| r.count()).sum();
-    assert!(contended >= 0.95 * HANDOFFS as f64, "only {contended} of the handoffs were contended");
+    assert!(
+        contended >= 0.95 * HANDOFFS as f64,
+        "only {contended} of the handoffs were contended"
+    );
     let charges = profile::mutex().delta(&mutex0);
     let estimate: f64 = mine(&charges, site).iter().map(|r| r.count()).sum();
-    assert!((estimate / HANDOFFS as f64 - 1.0).abs() <= 0.35, "estimated {estimate} of {HANDOFFS}");
+    assert!(
+        (estimate / HANDOFFS as f64 - 1.0).abs() <= 0.35,
+        "estimated {estimate} of {HANDOFFS}"
+    );
 }
 
 #[inline(never)]
@@ -244,7 +274,10 @@ fn every_kind_is_recorded_on_a_public_leaf() {
     let (block0, mutex0) = (profile::block(), profile::mutex());
 
     // Condvar: a notified wait, then a timed-out one.
-    let (pair, cv_site) = (Arc::new((Mutex::new(false), Condvar::new())), Location::caller());
+    let (pair, cv_site) = (
+        Arc::new((Mutex::new(false), Condvar::new())),
+        Location::caller(),
+    );
     let p = Arc::clone(&pair);
     let waiter = thread::spawn(move || condvar_waiter(&p));
     thread::sleep(Duration::from_millis(30));
@@ -280,24 +313,41 @@ fn every_kind_is_recorded_on_a_public_leaf() {
 
     let blocks = profile::block().delta(&block0);
     let kinds = |site| -> Vec<EventKind> {
-        let mut k: Vec<_> = mine(&blocks, site).iter().filter_map(|r| r.event_kind()).collect();
+        let mut k: Vec<_> = mine(&blocks, site)
+            .iter()
+            .filter_map(|r| r.event_kind())
+            .collect();
         k.sort();
         k.dedup();
         k
     };
     assert_eq!(kinds(cv_site), vec![EventKind::Condvar]);
-    assert_eq!(kinds(rw_site), vec![EventKind::RwLockRead, EventKind::RwLockWrite]);
+    assert_eq!(
+        kinds(rw_site),
+        vec![EventKind::RwLockRead, EventKind::RwLockWrite]
+    );
     assert_eq!(kinds(barrier_site), vec![EventKind::Barrier]);
     // The timed-out wait is a block event for the time it waited.
-    let timed_out: Vec<_> =
-        mine(&blocks, cv_site).into_iter().filter(|r| stack_mentions(r, "timed_condvar_waiter")).collect();
+    let timed_out: Vec<_> = mine(&blocks, cv_site)
+        .into_iter()
+        .filter(|r| stack_mentions(r, "timed_condvar_waiter"))
+        .collect();
     assert_eq!(timed_out.len(), 1);
     let ratio = total_secs(&timed_out) / timed;
-    assert!((0.8..=1.3).contains(&ratio), "timed-out wait recorded {ratio} of its length");
-    for record in mine(&blocks, cv_site).into_iter().chain(mine(&blocks, rw_site)).chain(mine(&blocks, barrier_site)) {
+    assert!(
+        (0.8..=1.3).contains(&ratio),
+        "timed-out wait recorded {ratio} of its length"
+    );
+    for record in mine(&blocks, cv_site)
+        .into_iter()
+        .chain(mine(&blocks, rw_site))
+        .chain(mine(&blocks, barrier_site))
+    {
         check_stack(record);
     }
-    let condvar_leaf = mine(&blocks, cv_site).into_iter().any(|r| frames(r)[0].iter().any(|n| n.contains("Condvar::wait")));
+    let condvar_leaf = mine(&blocks, cv_site)
+        .into_iter()
+        .any(|r| frames(r)[0].iter().any(|n| n.contains("Condvar::wait")));
     assert!(condvar_leaf, "a condvar wait's leaf is Condvar::wait*");
 
     let charges = profile::mutex().delta(&mutex0);
@@ -307,5 +357,10 @@ fn every_kind_is_recorded_on_a_public_leaf() {
         check_stack(record);
     }
     // Notify is never a mutex event; no condvar kind in the mutex profile.
-    assert!(charges.records().iter().all(|r| r.event_kind() != Some(EventKind::Condvar)));
+    assert!(
+        charges
+            .records()
+            .iter()
+            .all(|r| r.event_kind() != Some(EventKind::Condvar))
+    );
 }

@@ -150,12 +150,19 @@ pub(crate) fn record_block(start: u64, kind: EventKind, site: Option<LockSite>, 
 
 /// Records a blocking wait of `cycles` ticks (see [`record_block`]).
 #[inline(never)]
-pub(crate) fn record_block_cycles(cycles: u64, kind: EventKind, site: Option<LockSite>, mark: StackMark) {
+pub(crate) fn record_block_cycles(
+    cycles: u64,
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+) {
     let rate = rate::block_rate_ticks();
     if rate == 0 {
         return;
     }
-    let Some(_busy) = Recording::enter() else { return };
+    let Some(_busy) = Recording::enter() else {
+        return;
+    };
     let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) else {
         return;
     };
@@ -179,7 +186,9 @@ pub(crate) fn record_mutex(delay: u64, kind: EventKind, site: Option<LockSite>, 
     if fraction == 0 {
         return;
     }
-    let Some(_busy) = Recording::enter() else { return };
+    let Some(_busy) = Recording::enter() else {
+        return;
+    };
     let Some(weight) = rate::with_rng(|rng| rate::sample_mutex(delay, fraction, rng)) else {
         return;
     };
@@ -187,10 +196,23 @@ pub(crate) fn record_mutex(delay: u64, kind: EventKind, site: Option<LockSite>, 
 }
 
 #[inline(always)]
-fn record(profile: ProfileKind, kind: EventKind, site: Option<LockSite>, mark: StackMark, weight: rate::Weight) {
+fn record(
+    profile: ProfileKind,
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+    weight: rate::Weight,
+) {
     let mut stack = stack::StackBuf::new();
     stack::capture(mark, rate::stack_depth(), &mut stack);
-    table::global().add(profile, kind, site, stack.addrs(), stack.truncated(), weight);
+    table::global().add(
+        profile,
+        kind,
+        site,
+        stack.addrs(),
+        stack.truncated(),
+        weight,
+    );
 }
 
 /// Sets the cap on distinct stacks in the table (default
@@ -321,7 +343,14 @@ impl Profile {
             ProfileKind::Block => rate::block_rate(),
             ProfileKind::Mutex => rate::mutex_fraction(),
         };
-        Profile::from_parts(kind, records, ticks_per_second, sampling_period, SystemTime::now(), None)
+        Profile::from_parts(
+            kind,
+            records,
+            ticks_per_second,
+            sampling_period,
+            SystemTime::now(),
+            None,
+        )
     }
 
     fn from_parts(
@@ -333,7 +362,14 @@ impl Profile {
         duration: Option<Duration>,
     ) -> Profile {
         records.sort_by(|a, b| b.cycles.cmp(&a.cycles).then_with(|| a.addrs.cmp(&b.addrs)));
-        Profile { kind, records, ticks_per_second, sampling_period, time, duration }
+        Profile {
+            kind,
+            records,
+            ticks_per_second,
+            sampling_period,
+            time,
+            duration,
+        }
     }
 
     /// Which profile this is.
@@ -353,7 +389,9 @@ impl Profile {
 
     /// Sum of every record's delay, in nanoseconds.
     pub fn total_delay_nanos(&self) -> u64 {
-        self.records.iter().fold(0u64, |sum, r| sum.saturating_add(r.delay_nanos))
+        self.records
+            .iter()
+            .fold(0u64, |sum, r| sum.saturating_add(r.delay_nanos))
     }
 
     /// Sum of every record's estimated count.
@@ -393,7 +431,10 @@ impl Profile {
             .iter()
             .filter_map(|r| {
                 let (count, cycles) = match before.get(&r.key()) {
-                    Some(e) => ((r.count - e.count).max(0.0), r.cycles.saturating_sub(e.cycles)),
+                    Some(e) => (
+                        (r.count - e.count).max(0.0),
+                        r.cycles.saturating_sub(e.cycles),
+                    ),
                     None => (r.count, r.cycles),
                 };
                 // Sub-ulp float residue is not growth.
@@ -407,7 +448,14 @@ impl Profile {
             })
             .collect();
         let duration = self.time.duration_since(earlier.time).unwrap_or_default();
-        Profile::from_parts(self.kind, records, self.ticks_per_second, self.sampling_period, self.time, Some(duration))
+        Profile::from_parts(
+            self.kind,
+            records,
+            self.ticks_per_second,
+            self.sampling_period,
+            self.time,
+            Some(duration),
+        )
     }
 }
 
@@ -427,7 +475,14 @@ mod tests {
             event: Some(EventKind::Mutex),
             site: None,
         };
-        let earlier = Profile::from_parts(ProfileKind::Mutex, vec![rec(1, 2.0, 20), rec(2, 1.0, 10)], 1e9, 1, at(10), None);
+        let earlier = Profile::from_parts(
+            ProfileKind::Mutex,
+            vec![rec(1, 2.0, 20), rec(2, 1.0, 10)],
+            1e9,
+            1,
+            at(10),
+            None,
+        );
         let later = Profile::from_parts(
             ProfileKind::Mutex,
             vec![rec(1, 5.0, 50), rec(2, 1.0, 10), rec(3, 1.0, 7)],
@@ -438,7 +493,11 @@ mod tests {
         );
         let delta = later.delta(&earlier);
         assert_eq!(delta.duration(), Some(Duration::from_secs(5)));
-        let got: Vec<_> = delta.records().iter().map(|r| (r.addresses()[0], r.count(), r.cycles())).collect();
+        let got: Vec<_> = delta
+            .records()
+            .iter()
+            .map(|r| (r.addresses()[0], r.count(), r.cycles()))
+            .collect();
         assert_eq!(got, vec![(1, 3.0, 30), (3, 1.0, 7)]);
         assert_eq!(earlier.delta(&later).records().len(), 0);
     }

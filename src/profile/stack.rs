@@ -52,7 +52,11 @@ pub(crate) struct StackBuf {
 impl StackBuf {
     /// An empty buffer (8 KiB, meant to live on the stack).
     pub(crate) const fn new() -> Self {
-        Self { addrs: [0; MAX_STACK_DEPTH], len: 0, truncated: false }
+        Self {
+            addrs: [0; MAX_STACK_DEPTH],
+            len: 0,
+            truncated: false,
+        }
     }
 
     /// The captured return addresses, leaf first.
@@ -96,7 +100,11 @@ pub(crate) fn capture(mark: StackMark, depth: usize, out: &mut StackBuf) {
     out.truncated = false;
     let method = match METHOD.load(Relaxed) {
         UNCHECKED => {
-            let method = if frame_pointer_walk_agrees() { FRAME_POINTERS } else { UNWINDER };
+            let method = if frame_pointer_walk_agrees() {
+                FRAME_POINTERS
+            } else {
+                UNWINDER
+            };
             METHOD.store(method, Relaxed);
             method
         }
@@ -104,7 +112,11 @@ pub(crate) fn capture(mark: StackMark, depth: usize, out: &mut StackBuf) {
     };
     if method == FRAME_POINTERS {
         // A mark of 0 keeps everything above this function.
-        let mark = if mark.0 == 0 { StackMark::of(&depth) } else { mark };
+        let mark = if mark.0 == 0 {
+            StackMark::of(&depth)
+        } else {
+            mark
+        };
         fp::walk(mark, depth, out);
     } else {
         capture_with_unwinder(mark, depth, out);
@@ -126,7 +138,11 @@ pub(crate) fn capture_with_unwinder(mark: StackMark, depth: usize, out: &mut Sta
     out.len = 0;
     out.truncated = false;
     let here = 0u8;
-    let mark = if mark.0 == 0 { StackMark::of(&here) } else { mark };
+    let mark = if mark.0 == 0 {
+        StackMark::of(&here)
+    } else {
+        mark
+    };
     // `Frame::sp` is, with the unwinders this path serves (libgcc's and
     // LLVM's `_Unwind_Backtrace`), the frame's own stack pointer: the bottom
     // of its frame, below its locals. So the marked frame's `sp` lies below
@@ -195,7 +211,11 @@ fn check_chain_inner() -> (Box<StackBuf>, Box<StackBuf>) {
     core::hint::black_box((walked, unwound))
 }
 
-#[cfg(all(any(target_arch = "x86_64", target_arch = "aarch64"), target_os = "linux", not(loom)))]
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(loom)
+))]
 mod fp {
     //! The frame-pointer walk. A frame record is two words: the caller's frame
     //! pointer, then the return address into the caller.
@@ -300,7 +320,11 @@ mod fp {
     }
 }
 
-#[cfg(not(all(any(target_arch = "x86_64", target_arch = "aarch64"), target_os = "linux", not(loom))))]
+#[cfg(not(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(loom)
+)))]
 mod fp {
     use super::{StackBuf, StackMark};
 
@@ -358,7 +382,10 @@ mod tests {
 
     #[test]
     fn frame_pointer_capture_skips_to_the_marked_frames_caller() {
-        assert!(uses_frame_pointers(), "this crate builds with frame pointers");
+        assert!(
+            uses_frame_pointers(),
+            "this crate builds with frame pointers"
+        );
         check_chain(false);
     }
 

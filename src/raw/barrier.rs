@@ -7,7 +7,11 @@ use std::time::Instant;
 
 use super::mutex::TOKEN_NORMAL;
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
-use super::shim::{self, AtomicUsize, DEFAULT_PARK_TOKEN, Ordering::{Acquire, Relaxed, Release}, ParkResult};
+use super::shim::{
+    self, AtomicUsize, DEFAULT_PARK_TOKEN,
+    Ordering::{Acquire, Relaxed, Release},
+    ParkResult,
+};
 
 /// A barrier for `n` threads.
 pub(crate) struct RawBarrier {
@@ -58,8 +62,16 @@ impl RawBarrier {
         };
         // SAFETY: the key is this barrier's address; `arrive` neither panics
         // nor calls into the parking lot; no timeout.
-        let mut result =
-            unsafe { shim::park(self.key(), arrive, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None::<Instant>) };
+        let mut result = unsafe {
+            shim::park(
+                self.key(),
+                arrive,
+                || {},
+                |_, _| {},
+                DEFAULT_PARK_TOKEN,
+                None::<Instant>,
+            )
+        };
         if leader {
             // SAFETY: the key is this barrier's address.
             unsafe { shim::unpark_all(self.key(), TOKEN_NORMAL) };
@@ -69,10 +81,22 @@ impl RawBarrier {
         // generation that is slow to call `unpark_all` can wake us early:
         // park again until our generation is over.)
         while self.generation.load(Acquire) == generation {
-            debug_assert!(matches!(result, ParkResult::Unparked(_) | ParkResult::Invalid));
+            debug_assert!(matches!(
+                result,
+                ParkResult::Unparked(_) | ParkResult::Invalid
+            ));
             let still = || self.generation.load(Relaxed) == generation;
             // SAFETY: as above.
-            result = unsafe { shim::park(self.key(), still, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None::<Instant>) };
+            result = unsafe {
+                shim::park(
+                    self.key(),
+                    still,
+                    || {},
+                    |_, _| {},
+                    DEFAULT_PARK_TOKEN,
+                    None::<Instant>,
+                )
+            };
         }
         if let Some(start) = block {
             profile::record_block(start, EventKind::Barrier, Some(site), mark);

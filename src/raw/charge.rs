@@ -26,7 +26,8 @@ pub(crate) fn park_token(queued_at: u64, profiled: bool, starving: bool) -> Park
 /// Ticks from the token's queued-at tick to `now`.
 #[inline]
 pub(crate) fn waited(token: ParkToken, now: u64) -> u64 {
-    (((now as usize) << FLAG_BITS).wrapping_sub(token.0 & !(PROFILED | STARVING)) >> FLAG_BITS) as u64
+    (((now as usize) << FLAG_BITS).wrapping_sub(token.0 & !(PROFILED | STARVING)) >> FLAG_BITS)
+        as u64
 }
 
 /// The token's queued-at tick, rebuilt from `now`.
@@ -171,8 +172,12 @@ impl QueueScan {
     /// The delay this wake charges, given the lock's last charge.
     #[inline]
     pub(crate) fn charge(&self, charged_until: Option<u64>, now: u64) -> u64 {
-        let head = self.head.map_or(0, |t| uncharged_wait(t, charged_until, now));
-        let tail = self.tail.map_or(0, |t| uncharged_wait(t, charged_until, now));
+        let head = self
+            .head
+            .map_or(0, |t| uncharged_wait(t, charged_until, now));
+        let tail = self
+            .tail
+            .map_or(0, |t| uncharged_wait(t, charged_until, now));
         delay(head, tail, self.queued)
     }
 }
@@ -214,7 +219,10 @@ mod tests {
         // Queued before the last charge: only the time since it counts.
         assert_eq!(uncharged_wait(t, Some(1 << 20), (1 << 20) + 50), 50);
         assert_eq!(uncharged_wait(t, None, 1050), 50);
-        assert_eq!(uncharged_wait(park_token(1000, false, false), None, 1050), 0);
+        assert_eq!(
+            uncharged_wait(park_token(1000, false, false), None, 1050),
+            0
+        );
         c.clear();
         assert_eq!(c.get(1 << 30), None);
     }

@@ -10,7 +10,9 @@ use std::time::Instant;
 
 use super::mutex::{RawMutex, TOKEN_NORMAL};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
-use super::shim::{self, AtomicPtr, DEFAULT_PARK_TOKEN, FilterOp, Ordering::Relaxed, ParkResult, UnparkResult};
+use super::shim::{
+    self, AtomicPtr, DEFAULT_PARK_TOKEN, FilterOp, Ordering::Relaxed, ParkResult, UnparkResult,
+};
 
 /// A condition variable without a site: a pointer to the mutex its waiters
 /// use, null while nobody waits.
@@ -62,7 +64,11 @@ impl RawCondvar {
     fn notify_slow(&self, all: bool) {
         let mut first = true;
         let filter = |_| {
-            if all || core::mem::take(&mut first) { FilterOp::Unpark } else { FilterOp::Stop }
+            if all || core::mem::take(&mut first) {
+                FilterOp::Unpark
+            } else {
+                FilterOp::Stop
+            }
         };
         let callback = |result: UnparkResult| {
             if !result.have_more_threads {
@@ -132,13 +138,24 @@ impl RawCondvar {
         // `timed_out` neither panic nor call into the parking lot;
         // `before_sleep` only unparks (the mutex's queue), which is allowed,
         // and records, which never parks.
-        let result = unsafe { shim::park(self.key(), validate, before_sleep, timed_out, DEFAULT_PARK_TOKEN, deadline) };
+        let result = unsafe {
+            shim::park(
+                self.key(),
+                validate,
+                before_sleep,
+                timed_out,
+                DEFAULT_PARK_TOKEN,
+                deadline,
+            )
+        };
         if bad_mutex {
             panic!("attempted to use a condition variable with two mutexes");
         }
         if let Some(start) = block {
             profile::record_block(start, EventKind::Condvar, Some(cv_site), mark);
         }
-        WaitOutcome { timed_out: result == ParkResult::TimedOut }
+        WaitOutcome {
+            timed_out: result == ParkResult::TimedOut,
+        }
     }
 }

@@ -9,7 +9,9 @@ use std::time::Instant;
 use super::charge::{self, ChargedUntil, QueueScan};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
-    self, AtomicU8, FilterOp, Ordering::{Acquire, Relaxed, Release}, ParkResult, SpinWait, UnparkResult, UnparkToken,
+    self, AtomicU8, FilterOp,
+    Ordering::{Acquire, Relaxed, Release},
+    ParkResult, SpinWait, UnparkResult, UnparkToken,
 };
 use crate::sync::poison;
 
@@ -74,7 +76,9 @@ impl RawMutex {
     /// frame of ours sits between the slow path's stack mark and it).
     #[inline(always)]
     pub(crate) fn lock_fast(&self) -> bool {
-        self.state.compare_exchange_weak(0, LOCKED_BIT, Acquire, Relaxed).is_ok()
+        self.state
+            .compare_exchange_weak(0, LOCKED_BIT, Acquire, Relaxed)
+            .is_ok()
     }
 
     /// Takes the lock if it is free.
@@ -85,7 +89,10 @@ impl RawMutex {
             if state & LOCKED_BIT != 0 {
                 return false;
             }
-            match self.state.compare_exchange_weak(state, state | LOCKED_BIT, Acquire, Relaxed) {
+            match self
+                .state
+                .compare_exchange_weak(state, state | LOCKED_BIT, Acquire, Relaxed)
+            {
                 Ok(_) => return true,
                 Err(actual) => state = actual,
             }
@@ -143,7 +150,10 @@ impl RawMutex {
         let mut block: Option<u64> = None;
         loop {
             if state & LOCKED_BIT == 0 {
-                match self.state.compare_exchange_weak(state, state | LOCKED_BIT, Acquire, Relaxed) {
+                match self
+                    .state
+                    .compare_exchange_weak(state, state | LOCKED_BIT, Acquire, Relaxed)
+                {
                     Ok(_) => break,
                     Err(actual) => state = actual,
                 }
@@ -155,7 +165,10 @@ impl RawMutex {
                 continue;
             }
             if state & PARKED_BIT == 0 {
-                if let Err(actual) = self.state.compare_exchange_weak(state, state | PARKED_BIT, Relaxed, Relaxed) {
+                if let Err(actual) =
+                    self.state
+                        .compare_exchange_weak(state, state | PARKED_BIT, Relaxed, Relaxed)
+                {
                     state = actual;
                     continue;
                 }
@@ -165,13 +178,26 @@ impl RawMutex {
                 block = profile::block_start();
                 now
             });
-            let token = charge::park_token(now, profile::mutex_profiling_on(), charge::starving(first, now));
+            let token = charge::park_token(
+                now,
+                profile::mutex_profiling_on(),
+                charge::starving(first, now),
+            );
             let validate = || self.state.load(Relaxed) == LOCKED_BIT | PARKED_BIT;
             let timed_out = |_, _| unreachable!("lock waits have no timeout");
             // SAFETY: the key is this lock's address, which only this lock
             // parks on; `validate` and `timed_out` neither panic nor call into
             // the parking lot; there is no `before_sleep`.
-            let result = unsafe { shim::park(self.key(), validate, || {}, timed_out, token, None::<Instant>) };
+            let result = unsafe {
+                shim::park(
+                    self.key(),
+                    validate,
+                    || {},
+                    timed_out,
+                    token,
+                    None::<Instant>,
+                )
+            };
             match result {
                 ParkResult::Unparked(TOKEN_HANDOFF) => {
                     // We hold the lock. The handoff only happens after the
@@ -266,7 +292,11 @@ impl RawMutex {
                 // compete, and asks again, starving, when it re-parks).
                 // Acquire: the woken thread must see that thread's writes.
                 let taken = self.state.fetch_update(Acquire, Relaxed, |s| {
-                    (s & LOCKED_BIT == 0).then_some(if result.have_more_threads { s | LOCKED_BIT } else { LOCKED_BIT })
+                    (s & LOCKED_BIT == 0).then_some(if result.have_more_threads {
+                        s | LOCKED_BIT
+                    } else {
+                        LOCKED_BIT
+                    })
                 });
                 if taken.is_err() {
                     token = TOKEN_NORMAL;

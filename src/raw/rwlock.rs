@@ -12,7 +12,9 @@ use super::charge::{self, ChargedUntil, QueueScan};
 use super::mutex::{TOKEN_HANDOFF, TOKEN_NORMAL};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
-    self, AtomicUsize, FilterOp, Ordering::{Acquire, Relaxed, Release}, ParkResult, SpinWait, UnparkResult,
+    self, AtomicUsize, FilterOp,
+    Ordering::{Acquire, Relaxed, Release},
+    ParkResult, SpinWait, UnparkResult,
 };
 use crate::sync::poison;
 
@@ -82,7 +84,10 @@ impl RawRwLock {
     pub(crate) fn try_read(&self) -> bool {
         let mut state = self.state.load(Relaxed);
         while Self::readable(state) {
-            match self.state.compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed) {
+            match self
+                .state
+                .compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed)
+            {
                 Ok(_) => return true,
                 Err(actual) => state = actual,
             }
@@ -95,19 +100,27 @@ impl RawRwLock {
     #[inline(always)]
     pub(crate) fn read_fast(&self) -> bool {
         let state = self.state.load(Relaxed);
-        Self::readable(state) && self.state.compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed).is_ok()
+        Self::readable(state)
+            && self
+                .state
+                .compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed)
+                .is_ok()
     }
 
     #[inline(always)]
     pub(crate) fn try_write(&self) -> bool {
-        self.state.compare_exchange(0, WRITER, Acquire, Relaxed).is_ok()
+        self.state
+            .compare_exchange(0, WRITER, Acquire, Relaxed)
+            .is_ok()
     }
 
     /// The fast path of `write`; on `false` the public method calls
     /// [`Self::write_slow`].
     #[inline(always)]
     pub(crate) fn write_fast(&self) -> bool {
-        self.state.compare_exchange_weak(0, WRITER, Acquire, Relaxed).is_ok()
+        self.state
+            .compare_exchange_weak(0, WRITER, Acquire, Relaxed)
+            .is_ok()
     }
 
     /// Releases a read lock: one atomic. Returns `false` when this was the
@@ -132,7 +145,9 @@ impl RawRwLock {
     /// The calling thread holds the write lock.
     #[inline(always)]
     pub(crate) unsafe fn write_unlock_fast(&self) -> bool {
-        self.state.compare_exchange(WRITER, 0, Release, Relaxed).is_ok()
+        self.state
+            .compare_exchange(WRITER, 0, Release, Relaxed)
+            .is_ok()
     }
 
     /// Waits for a read lock; records the wait (labelled `site`).
@@ -168,12 +183,18 @@ impl RawRwLock {
         let mut state = self.state.load(Relaxed);
         loop {
             let (free, next) = if writer {
-                (state & (WRITER | WRITER_PARKED) == 0 && state & READERS_MASK == 0, state | WRITER)
+                (
+                    state & (WRITER | WRITER_PARKED) == 0 && state & READERS_MASK == 0,
+                    state | WRITER,
+                )
             } else {
                 (Self::readable(state), state.wrapping_add(ONE_READER))
             };
             if free {
-                match self.state.compare_exchange_weak(state, next, Acquire, Relaxed) {
+                match self
+                    .state
+                    .compare_exchange_weak(state, next, Acquire, Relaxed)
+                {
                     Ok(_) => break,
                     Err(actual) => state = actual,
                 }
@@ -187,7 +208,10 @@ impl RawRwLock {
                 continue;
             }
             if state & parked_bit == 0 {
-                if let Err(actual) = self.state.compare_exchange_weak(state, state | parked_bit, Relaxed, Relaxed) {
+                if let Err(actual) =
+                    self.state
+                        .compare_exchange_weak(state, state | parked_bit, Relaxed, Relaxed)
+                {
                     state = actual;
                     continue;
                 }
@@ -197,19 +221,28 @@ impl RawRwLock {
                 block = profile::block_start();
                 now
             });
-            let token = charge::park_token(now, profile::mutex_profiling_on(), charge::starving(first, now));
+            let token = charge::park_token(
+                now,
+                profile::mutex_profiling_on(),
+                charge::starving(first, now),
+            );
             // Park only while someone is bound to wake us: for a writer, WP
             // set means an unlocker will hand over through the writer queue;
             // for a reader, RP set with a writer holding or waiting means a
             // writer's unlock will hand over to the readers.
             let validate = || {
                 let s = self.state.load(Relaxed);
-                if writer { s & WRITER_PARKED != 0 } else { s & READER_PARKED != 0 && s & (WRITER | WRITER_PARKED) != 0 }
+                if writer {
+                    s & WRITER_PARKED != 0
+                } else {
+                    s & READER_PARKED != 0 && s & (WRITER | WRITER_PARKED) != 0
+                }
             };
             let timed_out = |_, _| unreachable!("lock waits have no timeout");
             // SAFETY: the key is one of this lock's two addresses; the
             // closures neither panic nor call into the parking lot.
-            let result = unsafe { shim::park(key, validate, || {}, timed_out, token, None::<Instant>) };
+            let result =
+                unsafe { shim::park(key, validate, || {}, timed_out, token, None::<Instant>) };
             if let ParkResult::Unparked(unpark) = result {
                 // Woken: the wait is over; we hold the lock if it was handed
                 // over (always, except after a failed handover).
@@ -279,7 +312,11 @@ impl RawRwLock {
                 // the lock: look again.
                 continue;
             }
-            if self.state.compare_exchange(state, 0, Release, Relaxed).is_ok() {
+            if self
+                .state
+                .compare_exchange(state, 0, Release, Relaxed)
+                .is_ok()
+            {
                 break;
             }
         }

@@ -10,27 +10,32 @@
 //! the charge bookkeeping.
 
 #[cfg(not(loom))]
-pub(crate) use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicUsize, Ordering};
+pub(crate) use core::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicUsize, Ordering,
+};
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicUsize, Ordering,
+};
 
 #[cfg(not(loom))]
 pub(crate) use parking_lot_core::{
-    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken, park, unpark_all,
-    unpark_filter,
+    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken, park,
+    unpark_all, unpark_filter,
 };
 
 #[cfg(loom)]
 pub(crate) use self::loom_park::{
-    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken, park, unpark_all,
-    unpark_filter,
+    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken, park,
+    unpark_all, unpark_filter,
 };
 
 /// The profiler as the raw locks see it.
 #[cfg(not(loom))]
 pub(crate) mod profile {
     pub(crate) use crate::profile::{
-        EventKind, LockSite, StackMark, block_start, mutex_profiling_on, now, record_block, record_mutex,
+        EventKind, LockSite, StackMark, block_start, mutex_profiling_on, now, record_block,
+        record_mutex,
     };
 
     /// Ticks per second if the clock is already calibrated (never calibrates:
@@ -70,11 +75,21 @@ pub(crate) mod profile {
     pub(crate) fn mutex_profiling_on() -> bool {
         ON.load(SeqCst)
     }
-    pub(crate) fn record_block(start: u64, _kind: EventKind, _site: Option<LockSite>, _mark: StackMark) {
+    pub(crate) fn record_block(
+        start: u64,
+        _kind: EventKind,
+        _site: Option<LockSite>,
+        _mark: StackMark,
+    ) {
         assert!(now() > start);
         BLOCK_EVENTS.fetch_add(1, SeqCst);
     }
-    pub(crate) fn record_mutex(delay: u64, _kind: EventKind, _site: Option<LockSite>, _mark: StackMark) {
+    pub(crate) fn record_mutex(
+        delay: u64,
+        _kind: EventKind,
+        _site: Option<LockSite>,
+        _mark: StackMark,
+    ) {
         assert!(delay < u64::MAX / 2, "negative charge {delay}");
         MUTEX_DELAY.fetch_add(delay, SeqCst);
         MUTEX_EVENTS.fetch_add(1, SeqCst);
@@ -90,9 +105,9 @@ mod loom_park {
     //! every key, guarded by one loom mutex (the model of a bucket lock).
     //! Timeouts fire at once, at the first point the waiter looks.
 
+    use loom::sync::Arc;
     use loom::sync::Mutex;
     use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use loom::sync::Arc;
     use loom::thread::Thread;
     use std::time::Instant;
 
@@ -164,7 +179,12 @@ mod loom_park {
             if !validate() {
                 return ParkResult::Invalid;
             }
-            queue.push(Waiter { key, token: park_token, thread: loom::thread::current(), slot: slot.clone() });
+            queue.push(Waiter {
+                key,
+                token: park_token,
+                thread: loom::thread::current(),
+                slot: slot.clone(),
+            });
         }
         before_sleep();
         if timeout.is_some() {

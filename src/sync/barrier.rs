@@ -102,6 +102,8 @@ impl BarrierWaitResult {
 
 impl fmt::Debug for BarrierWaitResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BarrierWaitResult").field("is_leader", &self.0).finish()
+        f.debug_struct("BarrierWaitResult")
+            .field("is_leader", &self.0)
+            .finish()
     }
 }

@@ -133,7 +133,11 @@ impl Condvar {
         if !raw.lock_fast() {
             raw.lock_slow(site);
         }
-        if raw.poison.get() { Err(PoisonError::new(guard)) } else { Ok(guard) }
+        if raw.poison.get() {
+            Err(PoisonError::new(guard))
+        } else {
+            Ok(guard)
+        }
     }
 
     /// Waits while `condition` returns `true` (checked before each wait,
@@ -216,7 +220,11 @@ impl Condvar {
             raw.lock_slow(site);
         }
         let result = (guard, WaitTimeoutResult(outcome.timed_out));
-        if raw.poison.get() { Err(PoisonError::new(result)) } else { Ok(result) }
+        if raw.poison.get() {
+            Err(PoisonError::new(result))
+        } else {
+            Ok(result)
+        }
     }
 
     /// Waits while `condition` returns `true`, for about `dur` in all.

@@ -133,7 +133,11 @@ impl<T> Mutex<T> {
     {
         let poisoned = self.raw.poison.get();
         let data = self.data.into_inner();
-        if poisoned { Err(std::sync::PoisonError::new(data)) } else { Ok(data) }
+        if poisoned {
+            Err(std::sync::PoisonError::new(data))
+        } else {
+            Ok(data)
+        }
     }
 }
 
@@ -274,7 +278,11 @@ impl<T: ?Sized> Mutex<T> {
     #[inline]
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         let data = self.data.get_mut();
-        if self.raw.poison.get() { Err(std::sync::PoisonError::new(data)) } else { Ok(data) }
+        if self.raw.poison.get() {
+            Err(std::sync::PoisonError::new(data))
+        } else {
+            Ok(data)
+        }
     }
 }
 
@@ -284,7 +292,11 @@ impl<'a, T: ?Sized> MutexGuard<'a, T> {
     /// The calling thread holds `lock.raw`.
     #[inline]
     unsafe fn new(lock: &'a Mutex<T>) -> LockResult<MutexGuard<'a, T>> {
-        poison::map_result(lock.raw.poison.guard(), |poison| MutexGuard { lock, poison, _not_send: PhantomData })
+        poison::map_result(lock.raw.poison.guard(), |poison| MutexGuard {
+            lock,
+            poison,
+            _not_send: PhantomData,
+        })
     }
 
     /// The mutex this guard holds (for [`Condvar`](super::Condvar)).

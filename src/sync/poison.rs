@@ -29,8 +29,14 @@ impl Flag {
     /// is poisoned.
     #[inline]
     pub(crate) fn guard(&self) -> LockResult<Guard> {
-        let guard = Guard { panicking: std::thread::panicking() };
-        if self.get() { Err(PoisonError::new(guard)) } else { Ok(guard) }
+        let guard = Guard {
+            panicking: std::thread::panicking(),
+        };
+        if self.get() {
+            Err(PoisonError::new(guard))
+        } else {
+            Ok(guard)
+        }
     }
 
     /// Poisons the lock if the thread started panicking while holding it.

@@ -120,7 +120,11 @@ impl<T> RwLock<T> {
     {
         let poisoned = self.raw.poison.get();
         let data = self.data.into_inner();
-        if poisoned { Err(PoisonError::new(data)) } else { Ok(data) }
+        if poisoned {
+            Err(PoisonError::new(data))
+        } else {
+            Ok(data)
+        }
     }
 }
 
@@ -280,7 +284,11 @@ impl<T: ?Sized> RwLock<T> {
     #[inline]
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         let data = self.data.get_mut();
-        if self.raw.poison.get() { Err(PoisonError::new(data)) } else { Ok(data) }
+        if self.raw.poison.get() {
+            Err(PoisonError::new(data))
+        } else {
+            Ok(data)
+        }
     }
 }
 
@@ -290,8 +298,15 @@ impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
     /// The calling thread holds a read lock on `lock.raw`.
     #[inline]
     unsafe fn new(lock: &'a RwLock<T>) -> LockResult<RwLockReadGuard<'a, T>> {
-        let guard = RwLockReadGuard { lock, _not_send: PhantomData };
-        if lock.raw.poison.get() { Err(PoisonError::new(guard)) } else { Ok(guard) }
+        let guard = RwLockReadGuard {
+            lock,
+            _not_send: PhantomData,
+        };
+        if lock.raw.poison.get() {
+            Err(PoisonError::new(guard))
+        } else {
+            Ok(guard)
+        }
     }
 }
 
