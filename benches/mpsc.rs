@@ -26,7 +26,10 @@ fn unbounded(c: &mut Criterion) {
         let (tx, rx) = std_mpsc::channel::<u64>();
         group.bench_function("std", |b| b.iter(|| send_recv!(tx, rx, 1)));
     }
-    for (name, rate) in [("syncprof (profiling off)", 0), ("syncprof (profiling on)", 1)] {
+    for (name, rate) in [
+        ("syncprof (profiling off)", 0),
+        ("syncprof (profiling on)", 1),
+    ] {
         syncprof::set_block_rate(rate);
         let (tx, rx) = mpsc::channel::<u64>();
         group.bench_function(name, |b| b.iter(|| send_recv!(tx, rx, 1)));
@@ -41,7 +44,10 @@ fn bounded(c: &mut Criterion) {
         let (tx, rx) = std_mpsc::sync_channel::<u64>(64);
         group.bench_function("std", |b| b.iter(|| send_recv!(tx, rx, 1)));
     }
-    for (name, rate) in [("syncprof (profiling off)", 0), ("syncprof (profiling on)", 1)] {
+    for (name, rate) in [
+        ("syncprof (profiling off)", 0),
+        ("syncprof (profiling on)", 1),
+    ] {
         syncprof::set_block_rate(rate);
         let (tx, rx) = mpsc::sync_channel::<u64>(64);
         group.bench_function(name, |b| b.iter(|| send_recv!(tx, rx, 1)));
@@ -81,11 +87,29 @@ fn print_ratios() {
         on_ns.push(time_round(|i| send_recv!(tx, rx, i)));
         syncprof::set_block_rate(0);
     }
-    let ratios = |ns: &[f64]| median(ns.iter().zip(&std_ns).map(|(ours, std)| ours / std).collect());
+    let ratios = |ns: &[f64]| {
+        median(
+            ns.iter()
+                .zip(&std_ns)
+                .map(|(ours, std)| ours / std)
+                .collect(),
+        )
+    };
     println!("\nunbounded send+recv, median of {ROUNDS} interleaved rounds of {OPS_PER_ROUND}:");
-    println!("  std                       {:7.2} ns/op", median(std_ns.clone()));
-    println!("  syncprof (profiling off)  {:7.2} ns/op  {:.3}x std", median(off_ns.clone()), ratios(&off_ns));
-    println!("  syncprof (profiling on)   {:7.2} ns/op  {:.3}x std", median(on_ns.clone()), ratios(&on_ns));
+    println!(
+        "  std                       {:7.2} ns/op",
+        median(std_ns.clone())
+    );
+    println!(
+        "  syncprof (profiling off)  {:7.2} ns/op  {:.3}x std",
+        median(off_ns.clone()),
+        ratios(&off_ns)
+    );
+    println!(
+        "  syncprof (profiling on)   {:7.2} ns/op  {:.3}x std",
+        median(on_ns.clone()),
+        ratios(&on_ns)
+    );
 }
 
 fn main() {

@@ -20,10 +20,15 @@ struct BlockRate {
 }
 
 fn block_rate(rate_ns: u64) -> BlockRate {
-    let serial = RATE_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let serial = RATE_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let previous = syncprof::block_rate();
     syncprof::set_block_rate(rate_ns);
-    BlockRate { previous, _serial: serial }
+    BlockRate {
+        previous,
+        _serial: serial,
+    }
 }
 
 impl Drop for BlockRate {
@@ -34,20 +39,36 @@ impl Drop for BlockRate {
 
 /// A channel and its lock site (the caller's location, as `channel` sees it).
 #[track_caller]
-fn channel<T>() -> (mpsc::Sender<T>, mpsc::Receiver<T>, &'static Location<'static>) {
+fn channel<T>() -> (
+    mpsc::Sender<T>,
+    mpsc::Receiver<T>,
+    &'static Location<'static>,
+) {
     let (tx, rx) = mpsc::channel();
     (tx, rx, Location::caller())
 }
 
 #[track_caller]
-fn sync_channel<T>(bound: usize) -> (mpsc::SyncSender<T>, mpsc::Receiver<T>, &'static Location<'static>) {
+fn sync_channel<T>(
+    bound: usize,
+) -> (
+    mpsc::SyncSender<T>,
+    mpsc::Receiver<T>,
+    &'static Location<'static>,
+) {
     let (tx, rx) = mpsc::sync_channel(bound);
     (tx, rx, Location::caller())
 }
 
 /// The records of `site` added since `before`.
 fn recorded_since(before: &Profile, site: &Location<'_>) -> Vec<Record> {
-    profile::block().delta(before).records().iter().filter(|r| r.lock_site() == Some(site)).cloned().collect()
+    profile::block()
+        .delta(before)
+        .records()
+        .iter()
+        .filter(|r| r.lock_site() == Some(site))
+        .cloned()
+        .collect()
 }
 
 /// Every symbol name at `addr`, innermost inlined frame first, without hashes.
@@ -66,21 +87,36 @@ fn names_at(addr: usize) -> Vec<String> {
 fn assert_leaf_is(record: &Record, method: &str) {
     let leaf = *record.addresses().first().expect("a stack");
     let names = names_at(leaf);
-    eprintln!("leaf {names:?}, then {:?}", record.addresses().get(1).map(|&a| names_at(a)));
+    eprintln!(
+        "leaf {names:?}, then {:?}",
+        record.addresses().get(1).map(|&a| names_at(a))
+    );
     assert!(
-        names.iter().any(|n| n.starts_with("syncprof::sync::mpsc::") || n.starts_with("<syncprof::sync::mpsc::")),
+        names
+            .iter()
+            .any(|n| n.starts_with("syncprof::sync::mpsc::")
+                || n.starts_with("<syncprof::sync::mpsc::")),
         "leaf {names:?} is not in syncprof::mpsc"
     );
-    assert!(names.iter().any(|n| n.ends_with(method)), "leaf {names:?} is not {method}");
     assert!(
-        names.iter().all(|n| !n.contains("profile::") && !n.contains("parking_lot_core")),
+        names.iter().any(|n| n.ends_with(method)),
+        "leaf {names:?} is not {method}"
+    );
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.contains("profile::") && !n.contains("parking_lot_core")),
         "leaf {names:?} is inside the profiler"
     );
 }
 
 fn assert_delay_matches(record: &Record, measured: Duration) {
     let ratio = record.delay().as_secs_f64() / measured.as_secs_f64();
-    assert!((0.8..=1.3).contains(&ratio), "recorded {:?}, measured {measured:?}", record.delay());
+    assert!(
+        (0.8..=1.3).contains(&ratio),
+        "recorded {:?}, measured {measured:?}",
+        record.delay()
+    );
 }
 
 const WAIT: Duration = Duration::from_millis(100);
@@ -150,7 +186,10 @@ fn iterator_steps_that_wait_are_recorded_with_next_as_the_leaf() {
     let records = recorded_since(&before, site);
     assert_eq!(records.len(), 1, "{records:?}");
     assert_delay_matches(&records[0], waited);
-    assert_leaf_is(&records[0], "Iter<T> as core::iter::traits::iterator::Iterator>::next");
+    assert_leaf_is(
+        &records[0],
+        "Iter<T> as core::iter::traits::iterator::Iterator>::next",
+    );
 }
 
 #[test]
@@ -159,7 +198,10 @@ fn waits_ended_by_timeout_or_disconnection_still_count() {
     let (tx, rx, site) = channel::<u8>();
     let before = profile::block();
     let start = Instant::now();
-    assert_eq!(rx.recv_timeout(Duration::from_millis(50)), Err(mpsc::RecvTimeoutError::Timeout));
+    assert_eq!(
+        rx.recv_timeout(Duration::from_millis(50)),
+        Err(mpsc::RecvTimeoutError::Timeout)
+    );
     let timed_out = start.elapsed();
     let records = recorded_since(&before, site);
     assert_eq!(records.len(), 1, "{records:?}");
@@ -195,7 +237,10 @@ fn operations_that_do_not_wait_record_nothing() {
     for i in 0..1000 {
         assert_eq!(rx.recv(), Ok(i)); // already queued: no wait
     }
-    assert_eq!(rx.recv_timeout(Duration::ZERO), Err(mpsc::RecvTimeoutError::Timeout));
+    assert_eq!(
+        rx.recv_timeout(Duration::ZERO),
+        Err(mpsc::RecvTimeoutError::Timeout)
+    );
     assert_eq!(rx.try_iter().count(), 0);
     assert_eq!(recorded_since(&before, site), []);
 }
@@ -216,7 +261,12 @@ fn nothing_is_recorded_when_block_profiling_is_off() {
 
 /// Runs `waits` receives that each wait about `gap` for the sender, and
 /// returns the receiver's measured total wait.
-fn receive_with_gaps(rx: mpsc::Receiver<usize>, tx: mpsc::Sender<usize>, waits: usize, gap: Duration) -> Duration {
+fn receive_with_gaps(
+    rx: mpsc::Receiver<usize>,
+    tx: mpsc::Sender<usize>,
+    waits: usize,
+    gap: Duration,
+) -> Duration {
     let sender = thread::spawn(move || {
         for i in 0..waits {
             thread::sleep(gap);
@@ -236,7 +286,10 @@ fn receive_with_gaps(rx: mpsc::Receiver<usize>, tx: mpsc::Sender<usize>, waits: 
 #[test]
 fn sampled_estimates_match_the_measured_totals() {
     let _rate = block_rate(1_000_000);
-    for (waits, gap) in [(3000, Duration::from_micros(100)), (300, Duration::from_millis(1))] {
+    for (waits, gap) in [
+        (3000, Duration::from_micros(100)),
+        (300, Duration::from_millis(1)),
+    ] {
         let (tx, rx, site) = channel();
         let before = profile::block();
         let measured = receive_with_gaps(rx, tx, waits, gap);
@@ -245,12 +298,17 @@ fn sampled_estimates_match_the_measured_totals() {
         let count: f64 = records.iter().map(Record::count).sum();
         let delay_ratio = delay.as_secs_f64() / measured.as_secs_f64();
         let count_ratio = count / waits as f64;
-        eprintln!("{waits} waits of ~{gap:?}: delay {delay:?} estimated / {measured:?} measured, count {count:.0}");
+        eprintln!(
+            "{waits} waits of ~{gap:?}: delay {delay:?} estimated / {measured:?} measured, count {count:.0}"
+        );
         assert!(
             (0.75..=1.25).contains(&delay_ratio),
             "{waits} waits of ~{gap:?}: estimated {delay:?}, measured {measured:?}"
         );
-        assert!((0.75..=1.25).contains(&count_ratio), "{waits} waits of ~{gap:?}: estimated {count} waits");
+        assert!(
+            (0.75..=1.25).contains(&count_ratio),
+            "{waits} waits of ~{gap:?}: estimated {count} waits"
+        );
     }
 }
 

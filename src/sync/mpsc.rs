@@ -189,7 +189,9 @@ impl<T> Clone for Sender<T> {
     /// Another sender on the same channel; the channel stays connected until
     /// every sender is dropped.
     fn clone(&self) -> Self {
-        Sender { inner: self.inner.clone() }
+        Sender {
+            inner: self.inner.clone(),
+        }
     }
 }
 
@@ -275,7 +277,12 @@ impl<T> SyncSender<T> {
         };
         let result = self.inner.send(t);
         let mark = 0u8;
-        profile::record_block(start, EventKind::ChanSend, Some(self.site), StackMark::of(core::hint::black_box(&mark)));
+        profile::record_block(
+            start,
+            EventKind::ChanSend,
+            Some(self.site),
+            StackMark::of(core::hint::black_box(&mark)),
+        );
         result
     }
 
@@ -310,13 +317,18 @@ impl<T> Clone for SyncSender<T> {
     /// Another sender on the same channel (same lock site); the channel stays
     /// connected until every sender is dropped.
     fn clone(&self) -> Self {
-        SyncSender { inner: self.inner.clone(), site: self.site }
+        SyncSender {
+            inner: self.inner.clone(),
+            site: self.site,
+        }
     }
 }
 
 impl<T> fmt::Debug for SyncSender<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SyncSender").field("site", &format_args!("{}", self.site)).finish_non_exhaustive()
+        f.debug_struct("SyncSender")
+            .field("site", &format_args!("{}", self.site))
+            .finish_non_exhaustive()
     }
 }
 
@@ -423,7 +435,12 @@ impl<T> Receiver<T> {
         };
         let result = self.inner.recv();
         let mark = 0u8;
-        profile::record_block(start, EventKind::ChanRecv, Some(self.site), StackMark::of(core::hint::black_box(&mark)));
+        profile::record_block(
+            start,
+            EventKind::ChanRecv,
+            Some(self.site),
+            StackMark::of(core::hint::black_box(&mark)),
+        );
         result
     }
 
@@ -469,13 +486,22 @@ impl<T> Receiver<T> {
     #[cold]
     #[inline(never)]
     fn recv_timeout_blocking(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        let start = if timeout.is_zero() { None } else { profile::block_start() };
+        let start = if timeout.is_zero() {
+            None
+        } else {
+            profile::block_start()
+        };
         let Some(start) = start else {
             return self.inner.recv_timeout(timeout);
         };
         let result = self.inner.recv_timeout(timeout);
         let mark = 0u8;
-        profile::record_block(start, EventKind::ChanRecv, Some(self.site), StackMark::of(core::hint::black_box(&mark)));
+        profile::record_block(
+            start,
+            EventKind::ChanRecv,
+            Some(self.site),
+            StackMark::of(core::hint::black_box(&mark)),
+        );
         result
     }
 
@@ -524,7 +550,9 @@ impl<T> Receiver<T> {
 
 impl<T> fmt::Debug for Receiver<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Receiver").field("site", &format_args!("{}", self.site)).finish_non_exhaustive()
+        f.debug_struct("Receiver")
+            .field("site", &format_args!("{}", self.site))
+            .finish_non_exhaustive()
     }
 }
 
@@ -666,7 +694,10 @@ mod tests {
         let (tx, rx) = sync_channel::<u8>(1);
         let line = line!() - 1;
         let shown = format!("{rx:?}");
-        assert!(shown.starts_with("Receiver { site: ") && shown.contains(&format!(":{line}:")), "{shown}");
+        assert!(
+            shown.starts_with("Receiver { site: ") && shown.contains(&format!(":{line}:")),
+            "{shown}"
+        );
         assert!(format!("{tx:?}").starts_with("SyncSender { site: "));
         let (tx, _rx) = channel::<u8>();
         assert_eq!(format!("{tx:?}"), "Sender { .. }");
