@@ -73,19 +73,28 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-/// Alternates std and syncprof round by round, so drift (frequency, cache,
+/// Interleaves std and syncprof round by round, so drift (frequency, cache,
 /// other load) hits both alike, and prints the median ratios.
 fn print_ratios() {
     let (std_tx, std_rx) = std_mpsc::channel::<u64>();
     let (tx, rx) = mpsc::channel::<u64>();
     let (mut std_ns, mut off_ns, mut on_ns) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
-        std_ns.push(time_round(|i| send_recv!(std_tx, std_rx, i)));
-        syncprof::set_block_rate(0);
-        off_ns.push(time_round(|i| send_recv!(tx, rx, i)));
-        syncprof::set_block_rate(1);
-        on_ns.push(time_round(|i| send_recv!(tx, rx, i)));
-        syncprof::set_block_rate(0);
+    for round in 0..ROUNDS {
+        // Rotate who goes first, so no case always runs right after another.
+        for case in (0..3).map(|k| (k + round) % 3) {
+            match case {
+                0 => std_ns.push(time_round(|i| send_recv!(std_tx, std_rx, i))),
+                1 => {
+                    syncprof::set_block_rate(0);
+                    off_ns.push(time_round(|i| send_recv!(tx, rx, i)));
+                }
+                _ => {
+                    syncprof::set_block_rate(1);
+                    on_ns.push(time_round(|i| send_recv!(tx, rx, i)));
+                    syncprof::set_block_rate(0);
+                }
+            }
+        }
     }
     let ratios = |ns: &[f64]| {
         median(

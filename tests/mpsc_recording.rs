@@ -336,4 +336,19 @@ fn behaviour_is_unchanged_while_recording() {
     for sender in senders {
         sender.join().unwrap();
     }
+
+    // A timeout too large for a deadline waits without limit, as in std.
+    let (tx, rx, site) = channel();
+    let before = profile::block();
+    let sender = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(10));
+        tx.send(1).unwrap();
+    });
+    assert_eq!(rx.recv_timeout(Duration::MAX), Ok(1));
+    sender.join().unwrap();
+    assert_eq!(
+        rx.recv_timeout(Duration::MAX),
+        Err(mpsc::RecvTimeoutError::Disconnected)
+    );
+    assert_eq!(recorded_since(&before, site).len(), 1);
 }
