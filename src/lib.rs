@@ -6,11 +6,13 @@
 #![warn(missing_docs)]
 
 pub mod profile;
+pub mod sync;
+
+pub use sync::mpsc;
 
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
 
 pub(crate) mod raw;
-pub mod sync;
 
 pub use sync::{
     Barrier, BarrierWaitResult, Condvar, LockResult, Mutex, MutexGuard, PoisonError, RwLock,

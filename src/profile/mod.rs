@@ -261,6 +261,14 @@ pub struct Record {
     site: Option<LockSite>,
 }
 
+/// What identifies a record across snapshots: kind, site, truncation, stack.
+type RecordKey<'a> = (
+    Option<EventKind>,
+    Option<(&'a str, u32, u32)>,
+    bool,
+    &'a [usize],
+);
+
 impl Record {
     /// Estimated number of events (contentions).
     pub fn count(&self) -> f64 {
@@ -310,7 +318,7 @@ impl Record {
         self.site
     }
 
-    fn key(&self) -> (Option<EventKind>, Option<(&str, u32, u32)>, bool, &[usize]) {
+    fn key(&self) -> RecordKey<'_> {
         (
             self.event,
             self.site.map(|s| (s.file(), s.line(), s.column())),
@@ -460,8 +468,11 @@ impl Profile {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Serialises unit tests that change the global rates.
+    pub(crate) static RATES: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     #[test]
     fn delta_keeps_only_growth() {
@@ -500,5 +511,136 @@ mod tests {
             .collect();
         assert_eq!(got, vec![(1, 3.0, 30), (3, 1.0, 7)]);
         assert_eq!(earlier.delta(&later).records().len(), 0);
+    }
+}
+
+/// Entry points for this crate's benches and tests; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    use super::*;
+
+    /// Captures the caller's stack with the process's unwinder (frame
+    /// pointers when available); returns the number of frames.
+    #[inline(never)]
+    pub fn capture_stack(depth: usize) -> usize {
+        let mut buf = stack::StackBuf::new();
+        stack::capture(StackMark::none(), depth, &mut buf);
+        core::hint::black_box(buf.addrs().len())
+    }
+
+    /// Captures the caller's stack with `backtrace`'s unwinder.
+    #[inline(never)]
+    pub fn capture_stack_unwinder(depth: usize) -> usize {
+        let mut buf = stack::StackBuf::new();
+        stack::capture_with_unwinder(StackMark::none(), depth, &mut buf);
+        core::hint::black_box(buf.addrs().len())
+    }
+
+    /// Whether stacks are captured by walking frame pointers.
+    pub fn uses_frame_pointers() -> bool {
+        stack::uses_frame_pointers()
+    }
+
+    /// Adds one event of `cycles` ticks to the global table's bucket for
+    /// `addrs` in the block profile, as the recording path does.
+    pub fn table_add(addrs: &[usize], cycles: u64) {
+        let weight = rate::Weight { count: 1.0, cycles };
+        table::global().add(
+            ProfileKind::Block,
+            EventKind::Mutex,
+            None,
+            addrs,
+            false,
+            weight,
+        );
+    }
+
+    /// Records a block event of `cycles` ticks on the caller's stack, through
+    /// the full recording path (sampling, capture, table).
+    #[inline(never)]
+    pub fn record_block_event(cycles: u64, kind: EventKind) {
+        let mark = 0u8;
+        record_block_cycles(
+            cycles,
+            kind,
+            None,
+            StackMark::of(core::hint::black_box(&mark)),
+        );
+    }
+}
+
+#[cfg(test)]
+mod alloc_tests {
+    //! A counting global allocator proves that recording an event for a stack
+    //! already in the table allocates nothing.
+
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    struct Counting;
+
+    thread_local! {
+        static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    // SAFETY: forwards to `System`, only counting calls per thread.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+            // SAFETY: same contract as ours.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: same contract as ours.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+            // SAFETY: same contract as ours.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    #[global_allocator]
+    static COUNTING: Counting = Counting;
+
+    fn allocations() -> usize {
+        ALLOCATIONS.with(Cell::get)
+    }
+
+    #[inline(never)]
+    fn record_here() {
+        super::__private::record_block_event(5_000_000_000, super::EventKind::Barrier);
+    }
+
+    #[test]
+    fn recording_an_existing_stack_does_not_allocate() {
+        let _serial = super::tests::RATES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let previous = crate::block_rate();
+        crate::set_block_rate(1);
+        // The first event makes the bucket (and the table, the thread's stack
+        // bounds, the generator): it may allocate.
+        let mut before = 0;
+        for i in 0..1001 {
+            if i == 1 {
+                before = allocations();
+            }
+            record_here();
+        }
+        let allocated = allocations() - before;
+        crate::set_block_rate(previous);
+        assert_eq!(allocated, 0, "recording allocated {allocated} times");
+        // And the events did land, on one bucket.
+        let found = super::block()
+            .records()
+            .iter()
+            .filter(|r| {
+                r.event_kind() == Some(super::EventKind::Barrier) && r.lock_site().is_none()
+            })
+            .map(|r| r.count())
+            .sum::<f64>();
+        assert!(found >= 1001.0, "{found}");
     }
 }

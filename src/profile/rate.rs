@@ -46,9 +46,16 @@ fn init_from_env() {
     ENV.call_once(|| {
         let block = env_u64("SYNCPROF_BLOCK_RATE", u64::MAX - 1).unwrap_or(0);
         let fraction = env_u64("SYNCPROF_MUTEX_FRACTION", u64::MAX - 1).unwrap_or(0);
-        let depth = env_u64("SYNCPROF_STACK_DEPTH", MAX_STACK_DEPTH as u64)
-            .filter(|&d| d >= 1)
-            .map_or(DEFAULT_STACK_DEPTH, |d| d as usize);
+        let depth = match env_u64("SYNCPROF_STACK_DEPTH", MAX_STACK_DEPTH as u64) {
+            Some(0) => {
+                eprintln!(
+                    "syncprof: ignoring SYNCPROF_STACK_DEPTH=0: a stack keeps at least one frame"
+                );
+                DEFAULT_STACK_DEPTH
+            }
+            Some(depth) => depth as usize,
+            None => DEFAULT_STACK_DEPTH,
+        };
         // Only fill what no setter has written in the meantime.
         let _ = BLOCK_RATE_NS.compare_exchange(UNSET, block, Relaxed, Relaxed);
         let _ =

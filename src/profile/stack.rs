@@ -16,6 +16,7 @@
 //! marked function's caller: the public API call (or, when that was inlined,
 //! the user's frame that contains it).
 
+use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use super::rate::MAX_STACK_DEPTH;
@@ -44,16 +45,19 @@ impl StackMark {
 
 /// A captured stack: up to [`MAX_STACK_DEPTH`] return addresses, leaf first.
 pub(crate) struct StackBuf {
-    addrs: [usize; MAX_STACK_DEPTH],
+    /// `addrs[..len]` are initialised; the rest is never read (not zeroing
+    /// 8 KiB per capture matters on the recording path).
+    addrs: [MaybeUninit<usize>; MAX_STACK_DEPTH],
     len: usize,
     truncated: bool,
 }
 
 impl StackBuf {
     /// An empty buffer (8 KiB, meant to live on the stack).
-    pub(crate) const fn new() -> Self {
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
         Self {
-            addrs: [0; MAX_STACK_DEPTH],
+            addrs: [const { MaybeUninit::uninit() }; MAX_STACK_DEPTH],
             len: 0,
             truncated: false,
         }
@@ -61,7 +65,10 @@ impl StackBuf {
 
     /// The captured return addresses, leaf first.
     pub(crate) fn addrs(&self) -> &[usize] {
-        &self.addrs[..self.len]
+        let init = &self.addrs[..self.len];
+        // SAFETY: `push` initialised every element below `len`, and
+        // `MaybeUninit<usize>` has the layout of `usize`.
+        unsafe { &*(core::ptr::from_ref(init) as *const [usize]) }
     }
 
     /// Whether the stack was deeper than the limit and was cut.
@@ -77,7 +84,7 @@ impl StackBuf {
             self.truncated = true;
             return false;
         }
-        self.addrs[self.len] = addr;
+        self.addrs[self.len] = MaybeUninit::new(addr);
         self.len += 1;
         true
     }
@@ -300,10 +307,12 @@ mod fp {
                 (record.read(), record.add(1).read())
             };
             if fp > mark.0 {
-                if !crossed && cfg!(target_arch = "aarch64") && pending_below_mark != 0 {
-                    if !out.push(pending_below_mark, depth) {
-                        return;
-                    }
+                if !crossed
+                    && cfg!(target_arch = "aarch64")
+                    && pending_below_mark != 0
+                    && !out.push(pending_below_mark, depth)
+                {
+                    return;
                 }
                 crossed = true;
                 if ret == 0 || !out.push(ret, depth) {

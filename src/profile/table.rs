@@ -79,6 +79,7 @@ impl Bucket {
     }
 
     /// Whether this is a profile's overflow bucket.
+    #[cfg_attr(not(test), allow(dead_code))] // for the exporters and tests
     pub(crate) fn is_overflow(&self) -> bool {
         self.event.is_none()
     }
@@ -198,6 +199,7 @@ impl StackTable {
     }
 
     /// Number of buckets made (overflow buckets excluded).
+    #[cfg_attr(not(test), allow(dead_code))] // for the exporters and tests
     pub(crate) fn len(&self) -> usize {
         self.len.load(Ordering::Relaxed)
     }
@@ -219,6 +221,15 @@ impl StackTable {
         if let Some(bucket) = Self::find(slot.load(Ordering::Acquire), &key) {
             bucket.add(weight);
             return;
+        }
+        // A full table charges the overflow bucket, without a lock once it exists.
+        if self.len.load(Ordering::Relaxed) >= self.max_buckets() {
+            let overflow = self.overflow[profile as usize].load(Ordering::Acquire);
+            if !overflow.is_null() {
+                // SAFETY: published overflow buckets live as long as the table.
+                unsafe { &*overflow }.add(weight);
+                return;
+            }
         }
         self.insert(slot, &key).add(weight);
     }

@@ -405,7 +405,7 @@ impl RawRwLock {
             if hand_over && n > 0 {
                 handed = true;
                 let _ = self.state.fetch_update(Release, Relaxed, |s| {
-                    Some((s & WRITER_PARKED) | n * ONE_READER)
+                    Some((s & WRITER_PARKED) | (n * ONE_READER))
                 });
                 TOKEN_HANDOFF
             } else {

@@ -1,5 +1,5 @@
-//! Drop-in replacements for `std::sync`'s locks that record block and mutex
-//! profiles.
+//! Drop-in replacements for `std::sync` primitives that record where threads
+//! block (block profile) and who made them wait (mutex profile).
 //!
 //! Each type has `std`'s API item for item; the differences are what they
 //! record (see each type) and that their `new` remembers where it was called,
@@ -10,6 +10,8 @@ mod condvar;
 mod mutex;
 pub(crate) mod poison;
 mod rwlock;
+
+pub mod mpsc;
 
 pub use barrier::{Barrier, BarrierWaitResult};
 pub use condvar::{Condvar, WaitTimeoutResult};
