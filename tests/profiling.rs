@@ -43,9 +43,9 @@ impl Drop for Rates {
 }
 
 fn same_site(record: &Record, site: &Location<'_>) -> bool {
-    record
-        .lock_site()
-        .is_some_and(|s| s.file() == site.file() && s.line() == site.line())
+    record.lock_site().is_some_and(|s| {
+        s.file() == site.file() && s.line() == site.line() && s.column() == site.column()
+    })
 }
 
 fn mine<'p>(window: &'p Profile, site: &Location<'_>) -> Vec<&'p Record> {
@@ -104,6 +104,35 @@ fn check_stack(record: &Record) {
     );
 }
 
+// Each lock is made by a `#[track_caller]` helper: `new` is `#[track_caller]`
+// too, so the lock's label is the helper's caller, the same location that
+// `Location::caller()` returns here.
+
+type Site = &'static Location<'static>;
+
+#[track_caller]
+fn new_mutex() -> (Arc<Mutex<()>>, Site) {
+    (Arc::new(Mutex::new(())), Location::caller())
+}
+
+#[track_caller]
+fn new_condvar_pair() -> (Arc<(Mutex<bool>, Condvar)>, Site) {
+    (
+        Arc::new((Mutex::new(false), Condvar::new())),
+        Location::caller(),
+    )
+}
+
+#[track_caller]
+fn new_rwlock() -> (Arc<RwLock<i32>>, Site) {
+    (Arc::new(RwLock::new(0)), Location::caller())
+}
+
+#[track_caller]
+fn new_barrier() -> (Arc<Barrier>, Site) {
+    (Arc::new(Barrier::new(2)), Location::caller())
+}
+
 #[inline(never)]
 fn hold_then_release(guard: syncprof::MutexGuard<'_, ()>, hold: Duration) {
     thread::sleep(hold);
@@ -125,8 +154,7 @@ fn wait_for_lock(mutex: &Mutex<()>) -> Duration {
 fn one_waiter_one_holder() {
     let _rates = Rates::on();
     let (block0, mutex0) = (profile::block(), profile::mutex());
-    // Same line: the lock's label is this file and line.
-    let (mutex, site) = (Arc::new(Mutex::new(())), Location::caller());
+    let (mutex, site) = new_mutex();
     let guard = mutex.lock().unwrap();
     let m = Arc::clone(&mutex);
     let waiter = thread::spawn(move || wait_for_lock(&m));
@@ -156,7 +184,7 @@ fn one_waiter_one_holder() {
 fn six_waiters_queue_behind_one_holder() {
     let _rates = Rates::on();
     let mutex0 = profile::mutex();
-    let (mutex, site) = (Arc::new(Mutex::new(())), Location::caller());
+    let (mutex, site) = new_mutex();
     let guard = mutex.lock().unwrap();
     let waiters: Vec<_> = (0..6)
         .map(|_| {
@@ -192,7 +220,7 @@ fn six_waiters_queue_behind_one_holder() {
 #[test]
 fn turning_the_fraction_off_keeps_what_was_recorded() {
     let _rates = Rates::on();
-    let (mutex, site) = (Arc::new(Mutex::new(())), Location::caller());
+    let (mutex, site) = new_mutex();
     let guard = mutex.lock().unwrap();
     let m = Arc::clone(&mutex);
     let waiter = thread::spawn(move || wait_for_lock(&m));
@@ -215,7 +243,7 @@ fn fraction_ten_estimates_the_count() {
     let _rates = Rates::on();
     syncprof::set_mutex_fraction(10);
     let (block0, mutex0) = (profile::block(), profile::mutex());
-    let (mutex, site) = (Arc::new(Mutex::new(())), Location::caller());
+    let (mutex, site) = new_mutex();
     let (go, go_rx) = std::sync::mpsc::channel::<()>();
     let (done, done_rx) = std::sync::mpsc::channel::<()>();
     let m = Arc::clone(&mutex);
@@ -274,10 +302,7 @@ fn every_kind_is_recorded_on_a_public_leaf() {
     let (block0, mutex0) = (profile::block(), profile::mutex());
 
     // Condvar: a notified wait, then a timed-out one.
-    let (pair, cv_site) = (
-        Arc::new((Mutex::new(false), Condvar::new())),
-        Location::caller(),
-    );
+    let (pair, cv_site) = new_condvar_pair();
     let p = Arc::clone(&pair);
     let waiter = thread::spawn(move || condvar_waiter(&p));
     thread::sleep(Duration::from_millis(30));
@@ -287,7 +312,7 @@ fn every_kind_is_recorded_on_a_public_leaf() {
     let timed = timed_condvar_waiter(&pair).as_secs_f64();
 
     // RwLock: a reader and a writer wait for a writer; a writer for readers.
-    let (lock, rw_site) = (Arc::new(RwLock::new(0)), Location::caller());
+    let (lock, rw_site) = new_rwlock();
     let w = lock.write().unwrap();
     let (l1, l2) = (Arc::clone(&lock), Arc::clone(&lock));
     let reader = thread::spawn(move || *l1.read().unwrap());
@@ -304,7 +329,7 @@ fn every_kind_is_recorded_on_a_public_leaf() {
     writer.join().unwrap();
 
     // Barrier: one thread waits for the other.
-    let (barrier, barrier_site) = (Arc::new(Barrier::new(2)), Location::caller());
+    let (barrier, barrier_site) = new_barrier();
     let b = Arc::clone(&barrier);
     let early = thread::spawn(move || b.wait().is_leader());
     thread::sleep(Duration::from_millis(30));
