@@ -169,6 +169,51 @@ pub(crate) fn record_block_cycles(
     record(ProfileKind::Block, kind, site, mark, weight);
 }
 
+/// A blocking wait in progress whose stack was captured before the thread
+/// parked: finishing it costs a clock read, a sampling draw and two atomic
+/// adds, so a waiter that ends up holding a lock records without lengthening
+/// the critical section by a stack capture.
+#[must_use = "a wait that is begun should be ended with `end_block_wait`"]
+pub(crate) struct BlockWait {
+    start: u64,
+    bucket: &'static table::Bucket,
+}
+
+/// Starts the clock of a blocking wait and captures the waiter's stack above
+/// `mark` (see [`StackMark`]); `None` when block profiling is off (or this
+/// thread is already inside the profiler). Call it when the thread has
+/// decided to park, before it parks.
+#[cold]
+#[inline(never)]
+pub(crate) fn begin_block_wait(kind: EventKind, site: Option<LockSite>, mark: StackMark) -> Option<BlockWait> {
+    if rate::block_rate_ticks() == 0 {
+        return None;
+    }
+    let start = clock::now();
+    let _busy = Recording::enter()?;
+    // Seed this thread's generator now rather than at the end.
+    rate::with_rng(|_| ());
+    let mut stack = stack::StackBuf::new();
+    stack::capture(mark, rate::stack_depth(), &mut stack);
+    let bucket = table::global().bucket(ProfileKind::Block, kind, site, stack.addrs(), stack.truncated());
+    Some(BlockWait { start, bucket })
+}
+
+/// Ends a wait begun by [`begin_block_wait`]: the whole wait, however many
+/// times the thread parked, is one event, sampled at the current block rate.
+#[inline]
+pub(crate) fn end_block_wait(wait: BlockWait) {
+    let cycles = clock::now().saturating_sub(wait.start);
+    let rate = rate::block_rate_ticks();
+    if rate == 0 {
+        return;
+    }
+    let Some(_busy) = Recording::enter() else { return };
+    if let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) {
+        wait.bucket.add(weight);
+    }
+}
+
 /// Whether a thread that queues now should note its queueing tick for the
 /// mutex profile.
 #[inline]

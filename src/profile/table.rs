@@ -57,7 +57,7 @@ impl Bucket {
             && *self.addrs == *key.addrs
     }
 
-    fn add(&self, weight: Weight) {
+    pub(crate) fn add(&self, weight: Weight) {
         let _ = self
             .count_bits
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
@@ -216,22 +216,34 @@ impl StackTable {
         truncated: bool,
         weight: Weight,
     ) {
+        self.bucket(profile, event, site, addrs, truncated).add(weight);
+    }
+
+    /// The bucket of this stack: found without a lock or an allocation when it
+    /// exists, made when it does not, the profile's overflow bucket when the
+    /// table is full.
+    pub(crate) fn bucket(
+        &self,
+        profile: ProfileKind,
+        event: EventKind,
+        site: Option<LockSite>,
+        addrs: &[usize],
+        truncated: bool,
+    ) -> &Bucket {
         let key = Key::new(profile, Some(event), site, truncated, addrs);
         let slot = &self.slots[key.hash as usize & (SLOTS - 1)];
         if let Some(bucket) = Self::find(slot.load(Ordering::Acquire), &key) {
-            bucket.add(weight);
-            return;
+            return bucket;
         }
         // A full table charges the overflow bucket, without a lock once it exists.
         if self.len.load(Ordering::Relaxed) >= self.max_buckets() {
             let overflow = self.overflow[profile as usize].load(Ordering::Acquire);
             if !overflow.is_null() {
                 // SAFETY: published overflow buckets live as long as the table.
-                unsafe { &*overflow }.add(weight);
-                return;
+                return unsafe { &*overflow };
             }
         }
-        self.insert(slot, &key).add(weight);
+        self.insert(slot, &key)
     }
 
     fn find<'t>(mut bucket: *mut Bucket, key: &Key<'_>) -> Option<&'t Bucket> {

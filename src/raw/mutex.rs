@@ -147,7 +147,7 @@ impl RawMutex {
         // The tick of the first park (for the starvation flag) and the block
         // profile's clock, both started when the thread first decides to park.
         let mut first_park: Option<u64> = None;
-        let mut block: Option<u64> = None;
+        let mut block: Option<profile::BlockWait> = None;
         loop {
             if state & LOCKED_BIT == 0 {
                 match self
@@ -175,7 +175,10 @@ impl RawMutex {
             }
             let now = profile::now();
             let first = *first_park.get_or_insert_with(|| {
-                block = profile::block_start();
+                // Capture the stack now, while waiting anyway, so that the
+                // record at the end adds only a few atomics to the
+                // critical section this thread is about to enter.
+                block = profile::begin_block_wait(EventKind::Mutex, Some(site), mark);
                 now
             });
             let token = charge::park_token(
@@ -199,33 +202,20 @@ impl RawMutex {
                 )
             };
             match result {
-                ParkResult::Unparked(TOKEN_HANDOFF) => {
-                    // We hold the lock. The handoff only happens after the
-                    // fairness bound (~0.5 ms) of waiting, so the record below
-                    // adds a negligible fraction to this critical section.
-                    if let Some(start) = block {
-                        profile::record_block(start, EventKind::Mutex, Some(site), mark);
-                    }
-                    return;
-                }
-                ParkResult::Unparked(_) => {
-                    // Woken, not holding the lock: record the wait now, outside
-                    // the lock. One event per `lock()`: if we lose the race and
-                    // park again, that extra wait is not recorded.
-                    if let Some(start) = block.take() {
-                        profile::record_block(start, EventKind::Mutex, Some(site), mark);
-                    }
-                }
-                ParkResult::Invalid => {}
+                // We hold the lock: handed over.
+                ParkResult::Unparked(TOKEN_HANDOFF) => break,
+                // Woken to compete (or the queue changed before we slept):
+                // the wait goes on until we hold the lock, and stays one event.
+                ParkResult::Unparked(_) | ParkResult::Invalid => {}
                 ParkResult::TimedOut => unreachable!("lock waits have no timeout"),
             }
             spin.reset();
             state = self.state.load(Relaxed);
         }
-        // Acquired by CAS after parking, and the wait was not yet recorded
-        // (only when woken by a spurious validation failure): record it.
-        if let Some(start) = block {
-            profile::record_block(start, EventKind::Mutex, Some(site), mark);
+        // One event for the whole wait, however often this thread parked; its
+        // stack was captured before the first park.
+        if let Some(wait) = block {
+            profile::end_block_wait(wait);
         }
     }
 

@@ -179,7 +179,7 @@ impl RawRwLock {
         };
         let mut spin = SpinWait::new();
         let mut first_park: Option<u64> = None;
-        let mut block: Option<u64> = None;
+        let mut block: Option<profile::BlockWait> = None;
         let mut state = self.state.load(Relaxed);
         loop {
             let (free, next) = if writer {
@@ -218,7 +218,8 @@ impl RawRwLock {
             }
             let now = profile::now();
             let first = *first_park.get_or_insert_with(|| {
-                block = profile::block_start();
+                // Capture the stack now, while waiting anyway (see RawMutex).
+                block = profile::begin_block_wait(kind, Some(site), mark);
                 now
             });
             let token = charge::park_token(
@@ -243,21 +244,16 @@ impl RawRwLock {
             // closures neither panic nor call into the parking lot.
             let result =
                 unsafe { shim::park(key, validate, || {}, timed_out, token, None::<Instant>) };
-            if let ParkResult::Unparked(unpark) = result {
-                // Woken: the wait is over; we hold the lock if it was handed
-                // over (always, except after a failed handover).
-                if let Some(start) = block.take() {
-                    profile::record_block(start, kind, Some(site), mark);
-                }
-                if unpark == TOKEN_HANDOFF {
-                    return;
-                }
+            if let ParkResult::Unparked(TOKEN_HANDOFF) = result {
+                // We hold the lock: handed over.
+                break;
             }
             spin.reset();
             state = self.state.load(Relaxed);
         }
-        if let Some(start) = block {
-            profile::record_block(start, kind, Some(site), mark);
+        // One event for the whole wait, however often this thread parked.
+        if let Some(wait) = block {
+            profile::end_block_wait(wait);
         }
     }
 

@@ -34,8 +34,8 @@ pub(crate) use self::loom_park::{
 #[cfg(not(loom))]
 pub(crate) mod profile {
     pub(crate) use crate::profile::{
-        EventKind, LockSite, StackMark, block_start, mutex_profiling_on, now, record_block,
-        record_mutex,
+        BlockWait, EventKind, LockSite, StackMark, begin_block_wait, block_start, end_block_wait,
+        mutex_profiling_on, now, record_block, record_mutex,
     };
 
     /// Ticks per second if the clock is already calibrated (never calibrates:
@@ -82,6 +82,19 @@ pub(crate) mod profile {
         _mark: StackMark,
     ) {
         assert!(now() > start);
+        BLOCK_EVENTS.fetch_add(1, SeqCst);
+    }
+    /// A wait begun by `begin_block_wait`: its logical start.
+    pub(crate) struct BlockWait(u64);
+    pub(crate) fn begin_block_wait(
+        _kind: EventKind,
+        _site: Option<LockSite>,
+        _mark: StackMark,
+    ) -> Option<BlockWait> {
+        block_start().map(BlockWait)
+    }
+    pub(crate) fn end_block_wait(wait: BlockWait) {
+        assert!(now() > wait.0);
         BLOCK_EVENTS.fetch_add(1, SeqCst);
     }
     pub(crate) fn record_mutex(
