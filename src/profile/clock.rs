@@ -1,7 +1,7 @@
 //! The tick source: a cheap monotonic counter and its calibrated rate.
 //!
-//! On x86_64 the time-stamp counter is used when `/proc/cpuinfo` reports it
-//! invariant (`constant_tsc` and `nonstop_tsc`); on aarch64 the virtual counter
+//! On x86_64 the time-stamp counter is used when CPUID reports it invariant
+//! (what `/proc/cpuinfo` shows as `constant_tsc` and `nonstop_tsc`); on aarch64 the virtual counter
 //! `cntvct_el0`, whose frequency the kernel publishes in `cntfrq_el0`; on every
 //! other target, nanoseconds since a process-wide [`Instant`]. Like Go's
 //! `cputicks`, ticks are only ever compared with ticks from the same source.
@@ -48,23 +48,35 @@ fn source() -> Source {
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux", not(loom), not(miri)))]
 fn hardware_counter_is_reliable() -> bool {
-    if std::env::var_os("SYNCPROF_CLOCK").is_some_and(|v| v == "instant") {
+    // Allocation-free (see `super::env`): no `std::env`, no reading of
+    // /proc/cpuinfo into a `String`.
+    if clock_forced_to_instant() {
         return false;
     }
-    let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else {
-        return false;
+    // CPUID.80000007H:EDX[8], "invariant TSC": the bit from which Linux sets
+    // both `constant_tsc` and `nonstop_tsc` in /proc/cpuinfo.
+    use core::arch::x86_64::__cpuid;
+    #[allow(unused_unsafe)] // `__cpuid` is safe from Rust 1.87 on
+    // SAFETY: CPUID exists on every x86_64 processor; leaf 0x8000_0000
+    // reports the highest extended leaf, read before leaf 0x8000_0007.
+    let invariant = unsafe {
+        __cpuid(0x8000_0000).eax >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0
     };
-    let flags = cpuinfo
-        .lines()
-        .find(|line| line.starts_with("flags"))
-        .unwrap_or("");
-    let has = |flag: &str| flags.split_ascii_whitespace().any(|f| f == flag);
-    has("constant_tsc") && has("nonstop_tsc")
+    invariant
+}
+
+/// Whether `SYNCPROF_CLOCK=instant` asks for the OS clock.
+#[cfg(any(
+    all(target_arch = "x86_64", target_os = "linux", not(loom), not(miri)),
+    all(target_arch = "aarch64", not(loom), not(miri))
+))]
+fn clock_forced_to_instant() -> bool {
+    super::env::with_var(c"SYNCPROF_CLOCK", |v| v == Some(b"instant"))
 }
 
 #[cfg(all(target_arch = "aarch64", not(loom), not(miri)))]
 fn hardware_counter_is_reliable() -> bool {
-    std::env::var_os("SYNCPROF_CLOCK").is_none_or(|v| v != "instant")
+    !clock_forced_to_instant()
 }
 
 #[cfg(not(any(

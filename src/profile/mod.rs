@@ -19,6 +19,7 @@
 //! ```
 
 pub mod clock;
+pub(crate) mod env;
 pub(crate) mod rate;
 pub(crate) mod stack;
 pub(crate) mod table;
@@ -113,7 +114,12 @@ impl Recording {
     #[inline]
     fn enter() -> Option<Recording> {
         RECORDING
-            .try_with(|busy| (!busy.replace(true)).then_some(Recording))
+            // Lazily: an eagerly built `Recording` (`then_some`) would be
+            // dropped when the thread is already busy, and its `Drop` would
+            // clear the flag of the outer guard (found by tests/alloc_mutex.rs:
+            // a nested allocation then recorded and deadlocked on the table's
+            // insert lock).
+            .try_with(|busy| (!busy.replace(true)).then(|| Recording))
             .ok()
             .flatten()
     }
@@ -185,7 +191,11 @@ pub(crate) struct BlockWait {
 /// decided to park, before it parks.
 #[cold]
 #[inline(never)]
-pub(crate) fn begin_block_wait(kind: EventKind, site: Option<LockSite>, mark: StackMark) -> Option<BlockWait> {
+pub(crate) fn begin_block_wait(
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+) -> Option<BlockWait> {
     if rate::block_rate_ticks() == 0 {
         return None;
     }
@@ -195,7 +205,13 @@ pub(crate) fn begin_block_wait(kind: EventKind, site: Option<LockSite>, mark: St
     rate::with_rng(|_| ());
     let mut stack = stack::StackBuf::new();
     stack::capture(mark, rate::stack_depth(), &mut stack);
-    let bucket = table::global().bucket(ProfileKind::Block, kind, site, stack.addrs(), stack.truncated());
+    let bucket = table::global().bucket(
+        ProfileKind::Block,
+        kind,
+        site,
+        stack.addrs(),
+        stack.truncated(),
+    );
     Some(BlockWait { start, bucket })
 }
 
@@ -208,7 +224,9 @@ pub(crate) fn end_block_wait(wait: BlockWait) {
     if rate == 0 {
         return;
     }
-    let Some(_busy) = Recording::enter() else { return };
+    let Some(_busy) = Recording::enter() else {
+        return;
+    };
     if let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) {
         wait.bucket.add(weight);
     }
@@ -518,6 +536,15 @@ pub(crate) mod tests {
 
     /// Serialises unit tests that change the global rates.
     pub(crate) static RATES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    #[test]
+    fn a_nested_recording_guard_is_refused_and_keeps_the_outer_one() {
+        let outer = Recording::enter().expect("not recording yet");
+        assert!(Recording::enter().is_none());
+        assert!(Recording::enter().is_none(), "still busy after a refusal");
+        drop(outer);
+        assert!(Recording::enter().is_some());
+    }
 
     #[test]
     fn delta_keeps_only_growth() {

@@ -41,12 +41,28 @@ pub const MAX_STACK_DEPTH: usize = 1024;
 /// Reads `SYNCPROF_BLOCK_RATE`, `SYNCPROF_MUTEX_FRACTION` and
 /// `SYNCPROF_STACK_DEPTH` once. A value that does not parse is reported on
 /// stderr and ignored.
+///
+/// Allocation-free (see [`super::env`]), and a thread that re-enters it while
+/// it runs (through a `#[global_allocator]` that takes a syncprof lock, say)
+/// returns at once: its callers then see the controls as still unset and use
+/// the defaults ([`UNSET`] reads as off) for that one call.
 #[cold]
 fn init_from_env() {
+    thread_local! {
+        /// Set while this thread runs the initialisation.
+        static INITIALISING: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+    }
+    if ENV.is_completed()
+        || INITIALISING
+            .try_with(|busy| busy.replace(true))
+            .unwrap_or(true)
+    {
+        return;
+    }
     ENV.call_once(|| {
-        let block = env_u64("SYNCPROF_BLOCK_RATE", u64::MAX - 1).unwrap_or(0);
-        let fraction = env_u64("SYNCPROF_MUTEX_FRACTION", u64::MAX - 1).unwrap_or(0);
-        let depth = match env_u64("SYNCPROF_STACK_DEPTH", MAX_STACK_DEPTH as u64) {
+        let block = env_u64(c"SYNCPROF_BLOCK_RATE", u64::MAX - 1).unwrap_or(0);
+        let fraction = env_u64(c"SYNCPROF_MUTEX_FRACTION", u64::MAX - 1).unwrap_or(0);
+        let depth = match env_u64(c"SYNCPROF_STACK_DEPTH", MAX_STACK_DEPTH as u64) {
             Some(0) => {
                 eprintln!(
                     "syncprof: ignoring SYNCPROF_STACK_DEPTH=0: a stack keeps at least one frame"
@@ -63,26 +79,32 @@ fn init_from_env() {
         let _ = MUTEX_FRACTION.compare_exchange(UNSET, fraction, Relaxed, Relaxed);
         let _ = STACK_DEPTH.compare_exchange(0, depth, Relaxed, Relaxed);
     });
+    let _ = INITIALISING.try_with(|busy| busy.set(false));
 }
 
-/// Parses an environment variable as a decimal `u64` no larger than `max`.
-/// `None` when unset; when set but invalid, says so on stderr and returns `None`.
-fn env_u64(name: &str, max: u64) -> Option<u64> {
-    let raw = std::env::var_os(name)?;
-    match raw.to_str().map(str::trim).map(str::parse::<u64>) {
-        Some(Ok(value)) if value <= max => Some(value),
-        Some(Ok(value)) => {
-            eprintln!("syncprof: {name}={value} is larger than {max}; using {max}");
-            Some(max)
+/// Parses an environment variable as a decimal `u64` (surrounding
+/// whitespace allowed) no larger than `max`. `None` when unset; when set but
+/// not a non-negative decimal integer, says so on stderr and returns `None`;
+/// when larger than `max`, says so and returns `Some(max)`. Allocates nothing.
+pub(crate) fn env_u64(name: &core::ffi::CStr, max: u64) -> Option<u64> {
+    super::env::with_var(name, |raw| {
+        let raw = raw?;
+        let name = name.to_str().unwrap_or("?");
+        match super::env::parse_u64(raw) {
+            Some(value) if value <= max => Some(value),
+            Some(value) => {
+                eprintln!("syncprof: {name}={value} is larger than {max}; using {max}");
+                Some(max)
+            }
+            None => {
+                eprintln!(
+                    "syncprof: ignoring {name}=\"{}\": not a non-negative integer",
+                    raw.escape_ascii()
+                );
+                None
+            }
         }
-        _ => {
-            eprintln!(
-                "syncprof: ignoring {name}={:?}: not a non-negative integer",
-                raw.to_string_lossy()
-            );
-            None
-        }
-    }
+    })
 }
 
 fn block_ns_to_ticks(rate_ns: u64) -> u64 {
@@ -124,10 +146,17 @@ pub fn block_rate() -> u64 {
     match BLOCK_RATE_NS.load(Relaxed) {
         UNSET => {
             init_from_env();
-            BLOCK_RATE_NS.load(Relaxed)
+            unset_is_off(BLOCK_RATE_NS.load(Relaxed))
         }
         ns => ns,
     }
+}
+
+/// A control still [`UNSET`] after [`init_from_env`] (re-entered during
+/// it) reads as off.
+#[inline]
+fn unset_is_off(value: u64) -> u64 {
+    if value == UNSET { 0 } else { value }
 }
 
 /// Sets the mutex profile's sampling fraction and returns the previous one.
@@ -156,7 +185,7 @@ pub fn mutex_fraction() -> u64 {
     match MUTEX_FRACTION.load(Relaxed) {
         UNSET => {
             init_from_env();
-            MUTEX_FRACTION.load(Relaxed)
+            unset_is_off(MUTEX_FRACTION.load(Relaxed))
         }
         f => f,
     }
@@ -169,7 +198,7 @@ pub(crate) fn block_rate_ticks() -> u64 {
     match BLOCK_RATE_TICKS.load(Relaxed) {
         UNSET => {
             init_from_env();
-            BLOCK_RATE_TICKS.load(Relaxed)
+            unset_is_off(BLOCK_RATE_TICKS.load(Relaxed))
         }
         ticks => ticks,
     }
@@ -181,7 +210,10 @@ pub fn stack_depth() -> usize {
     match STACK_DEPTH.load(Relaxed) {
         0 => {
             init_from_env();
-            STACK_DEPTH.load(Relaxed)
+            match STACK_DEPTH.load(Relaxed) {
+                0 => DEFAULT_STACK_DEPTH,
+                depth => depth,
+            }
         }
         depth => depth,
     }

@@ -216,7 +216,8 @@ impl StackTable {
         truncated: bool,
         weight: Weight,
     ) {
-        self.bucket(profile, event, site, addrs, truncated).add(weight);
+        self.bucket(profile, event, site, addrs, truncated)
+            .add(weight);
     }
 
     /// The bucket of this stack: found without a lock or an allocation when it
@@ -340,10 +341,11 @@ impl Drop for StackTable {
 pub(crate) fn global() -> &'static StackTable {
     static TABLE: std::sync::OnceLock<StackTable> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
-        let max = std::env::var("SYNCPROF_MAX_BUCKETS")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(DEFAULT_MAX_BUCKETS);
+        // Reported on stderr when not a number, like the other variables.
+        let max = super::rate::env_u64(c"SYNCPROF_MAX_BUCKETS", u64::MAX)
+            .map_or(DEFAULT_MAX_BUCKETS, |max| {
+                usize::try_from(max).unwrap_or(usize::MAX)
+            });
         StackTable::new(max)
     })
 }

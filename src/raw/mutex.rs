@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::charge::{self, ChargedUntil, QueueScan};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
-    self, AtomicU8, FilterOp,
+    self, AtomicU8, Deferred, FilterOp,
     Ordering::{Acquire, Relaxed, Release},
     ParkResult, SpinWait, UnparkResult, UnparkToken,
 };
@@ -140,6 +140,11 @@ impl RawMutex {
     #[cold]
     #[inline(never)]
     pub(crate) fn lock_slow(&self, site: LockSite) {
+        if shim::in_parking_lot() {
+            // Re-entered from an allocation inside `parking_lot_core`: we
+            // may not park (see `shim`), and we do not record.
+            return self.lock_spinning();
+        }
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         let mut spin = SpinWait::new();
@@ -219,12 +224,28 @@ impl RawMutex {
         }
     }
 
+    /// Takes the lock without parking: for a thread inside
+    /// `parking_lot_core`, which must not re-enter it. The holder is another
+    /// thread (this one is inside a park or unpark, holding nothing).
+    #[cold]
+    fn lock_spinning(&self) {
+        while !self.try_lock() {
+            std::thread::yield_now();
+        }
+    }
+
     /// Wakes a waiter after [`Self::unlock_fast`] released the lock with
     /// threads parked, and charges the mutex profile on the caller's stack
     /// (labelled `site`). Called by the public guard's `drop`.
     #[cold]
     #[inline(never)]
     pub(crate) fn unlock_slow(&self, site: LockSite) {
+        if shim::in_parking_lot() && shim::defer(Deferred::Unpark(self.key())) {
+            // Re-entered from inside `parking_lot_core`: the lock is
+            // released; a waiter is woken (uncharged) when this thread
+            // leaves it.
+            return;
+        }
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         if let Some(delay) = self.wake() {

@@ -12,7 +12,7 @@ use super::charge::{self, ChargedUntil, QueueScan};
 use super::mutex::{TOKEN_HANDOFF, TOKEN_NORMAL};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
-    self, AtomicUsize, FilterOp,
+    self, AtomicUsize, Deferred, FilterOp,
     Ordering::{Acquire, Relaxed, Release},
     ParkResult, SpinWait, UnparkResult,
 };
@@ -172,6 +172,11 @@ impl RawRwLock {
     /// that `mark` is in the frame the public method called.
     #[inline(always)]
     fn wait(&self, writer: bool, site: LockSite, mark: StackMark) {
+        if shim::in_parking_lot() {
+            // Re-entered from an allocation inside `parking_lot_core`: spin
+            // instead of parking (see `shim`), and do not record.
+            return self.wait_spinning(writer);
+        }
         let (kind, key, parked_bit) = if writer {
             (EventKind::RwLockWrite, self.writer_key(), WRITER_PARKED)
         } else {
@@ -262,18 +267,59 @@ impl RawRwLock {
     #[cold]
     #[inline(never)]
     pub(crate) fn read_unlock_slow(&self, site: LockSite) {
+        if shim::in_parking_lot() && shim::defer(Deferred::RwLockReadUnlock(self)) {
+            // Re-entered from inside `parking_lot_core`: the hand-over runs
+            // (uncharged) when this thread leaves it.
+            return;
+        }
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        // Readers are 0 and WP is set: nobody else can take the lock.
-        let delay = self.hand_to_writer();
-        if let Some(delay) = delay {
+        if let Some(delay) = self.read_unlock_hand_over() {
             profile::record_mutex(delay, EventKind::RwLockRead, Some(site), mark);
         }
+    }
+
+    /// [`Self::read_unlock_slow`] postponed by the shim: hands over, records
+    /// nothing.
+    pub(crate) fn read_unlock_deferred(&self) {
+        let _ = self.read_unlock_hand_over();
+    }
+
+    /// The hand-over of the last read unlock; the delay to charge, if any.
+    #[inline(always)]
+    fn read_unlock_hand_over(&self) -> Option<u64> {
+        // Readers are 0 and WP is set: nobody else can take the lock.
+        let delay = self.hand_to_writer();
         if self.state.load(Relaxed) & (WRITER | WRITER_PARKED) == 0 {
             // No writer was parked after all (the one that set WP had not yet
             // queued): the lock is free; wake the readers that parked behind
             // WP to compete for it.
             self.wake_readers(false);
+        }
+        delay
+    }
+
+    /// Takes the lock without parking: for a thread inside
+    /// `parking_lot_core`, which must not re-enter it.
+    #[cold]
+    fn wait_spinning(&self, writer: bool) {
+        loop {
+            let taken = if writer {
+                // Unlike `try_write`, also when WP is set: parked writers
+                // wait for a hand-over that this thread cannot wait for.
+                let state = self.state.load(Relaxed);
+                state & (WRITER | READERS_MASK) == 0
+                    && self
+                        .state
+                        .compare_exchange_weak(state, state | WRITER, Acquire, Relaxed)
+                        .is_ok()
+            } else {
+                self.try_read()
+            };
+            if taken {
+                return;
+            }
+            std::thread::yield_now();
         }
     }
 
@@ -286,8 +332,40 @@ impl RawRwLock {
     #[cold]
     #[inline(never)]
     pub(crate) unsafe fn write_unlock_slow(&self, site: LockSite) {
+        if shim::in_parking_lot() && shim::defer(Deferred::RwLockWriteUnlock(self)) {
+            // Re-entered from inside `parking_lot_core`: the lock stays
+            // write-locked until the hand-over runs (uncharged) when this
+            // thread leaves it.
+            return;
+        }
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
+        // SAFETY: the caller holds the write lock (our precondition).
+        let delay = unsafe { self.write_unlock_hand_over() };
+        if delay > 0 {
+            profile::record_mutex(delay, EventKind::RwLockWrite, Some(site), mark);
+        }
+    }
+
+    /// [`Self::write_unlock_slow`] postponed by the shim: hands over,
+    /// records nothing.
+    ///
+    /// # Safety
+    ///
+    /// The write lock is held on behalf of the deferred unlocker.
+    pub(crate) unsafe fn write_unlock_deferred(&self) {
+        // SAFETY: forwarded.
+        let _ = unsafe { self.write_unlock_hand_over() };
+    }
+
+    /// Releases the write lock to waiting readers or a writer; returns the
+    /// delay to charge.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the write lock.
+    #[inline(always)]
+    unsafe fn write_unlock_hand_over(&self) -> u64 {
         let mut delay = 0u64;
         loop {
             let state = self.state.load(Relaxed);
@@ -316,9 +394,7 @@ impl RawRwLock {
                 break;
             }
         }
-        if delay > 0 {
-            profile::record_mutex(delay, EventKind::RwLockWrite, Some(site), mark);
-        }
+        delay
     }
 
     /// Hands the lock to the head writer, if one is parked, charging its wait

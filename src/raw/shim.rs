@@ -20,8 +20,12 @@ pub(crate) use loom::sync::atomic::{
 
 #[cfg(not(loom))]
 pub(crate) use parking_lot_core::{
-    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken, park,
-    unpark_all, unpark_filter,
+    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken,
+};
+
+#[cfg(not(loom))]
+pub(crate) use self::reentrant::{
+    Deferred, defer, in_parking_lot, park, unpark_all, unpark_filter,
 };
 
 #[cfg(loom)]
@@ -29,6 +33,34 @@ pub(crate) use self::loom_park::{
     DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken, park,
     unpark_all, unpark_filter,
 };
+
+/// Under loom nothing allocates inside the parking model, so a thread is
+/// never re-entered from it.
+#[cfg(loom)]
+#[inline]
+pub(crate) fn in_parking_lot() -> bool {
+    false
+}
+
+/// Under loom: never built ([`in_parking_lot`] is always `false`).
+#[cfg(loom)]
+#[derive(Clone, Copy)]
+#[allow(dead_code)]
+pub(crate) enum Deferred {
+    /// As without loom.
+    Unpark(usize),
+    /// As without loom.
+    RwLockReadUnlock(*const crate::raw::rwlock::RawRwLock),
+    /// As without loom.
+    RwLockWriteUnlock(*const crate::raw::rwlock::RawRwLock),
+}
+
+/// Under loom: never called ([`in_parking_lot`] is always `false`).
+#[cfg(loom)]
+#[allow(dead_code)]
+pub(crate) fn defer(_: Deferred) -> bool {
+    unreachable!("loom never re-enters the parking model")
+}
 
 /// The profiler as the raw locks see it.
 #[cfg(not(loom))]
@@ -109,6 +141,219 @@ pub(crate) mod profile {
     }
     pub(crate) fn ticks_per_second_if_known() -> Option<f64> {
         Some(1e9)
+    }
+}
+
+#[cfg(not(loom))]
+mod reentrant {
+    //! `parking_lot_core` allocates inside `park` and `unpark_*`: it makes its
+    //! global hash table on first use, grows it (while holding every bucket
+    //! lock) as threads appear, and registers each thread's data. When the
+    //! program's `#[global_allocator]` takes a syncprof lock, those
+    //! allocations re-enter our locks from inside `parking_lot_core`:
+    //!
+    //! - a contended lock would park, re-entering `parking_lot_core` (which
+    //!   may hold every bucket lock: a self-deadlock);
+    //! - an unlock that finds waiters would unpark, re-entering the table's
+    //!   creation, which allocates, which unlocks... (unbounded recursion,
+    //!   found by `tests/alloc_mutex.rs`).
+    //!
+    //! So every call into `parking_lot_core` sets a thread-local flag. While
+    //! it is set, lock waits spin (yielding) instead of parking, and unlocks
+    //! that must wake someone are queued here, in a fixed array (no
+    //! allocation), and run when the thread leaves `parking_lot_core` (or
+    //! just before it goes to sleep in `park`).
+
+    use core::cell::Cell;
+    use std::time::Instant;
+
+    use parking_lot_core::{ParkResult, ParkToken, UnparkResult, UnparkToken};
+
+    use crate::raw::mutex::TOKEN_NORMAL;
+    use crate::raw::rwlock::RawRwLock;
+
+    /// An unlock's wake-up, postponed until the thread leaves `parking_lot_core`.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum Deferred {
+        /// Wake the first waiter parked on this key to compete for a lock
+        /// that is already released. Only the key is kept, never a pointer:
+        /// the lock may be gone by the time this runs, and a wake-up on a
+        /// reused address is only a spurious one.
+        Unpark(usize),
+        /// The last read unlock, to hand over to a writer. The lock stays
+        /// unavailable (no reader, `WRITER_PARKED` set) until this runs, and
+        /// its parked waiters borrow it, so it outlives the deferral.
+        RwLockReadUnlock(*const RawRwLock),
+        /// A write unlock with waiters: the lock stays write-locked until
+        /// this hands it over (which keeps it alive, as above).
+        RwLockWriteUnlock(*const RawRwLock),
+    }
+
+    /// Postponed wake-ups a thread can hold at once. Re-entry happens only
+    /// through allocations inside `parking_lot_core`, a handful per call.
+    const MAX_DEFERRED: usize = 8;
+
+    thread_local! {
+        /// Whether this thread is inside `parking_lot_core` (excluding the
+        /// `before_sleep` callback and the sleep itself).
+        static INSIDE: Cell<bool> = const { Cell::new(false) };
+        /// Postponed wake-ups, in order; `None` marks free entries.
+        static DEFERRED: Cell<[Option<Deferred>; MAX_DEFERRED]> =
+            const { Cell::new([None; MAX_DEFERRED]) };
+    }
+
+    /// Whether this thread is inside `parking_lot_core`, so that a lock must
+    /// neither park nor unpark.
+    #[inline]
+    pub(crate) fn in_parking_lot() -> bool {
+        INSIDE.try_with(Cell::get).unwrap_or(false)
+    }
+
+    /// Queues `work` to run when this thread leaves `parking_lot_core`.
+    /// Returns `false` when the queue is full (the caller then does the work
+    /// at once).
+    pub(crate) fn defer(work: Deferred) -> bool {
+        DEFERRED
+            .try_with(|cell| {
+                let mut queue = cell.get();
+                if queue.contains(&Some(work)) {
+                    return true;
+                }
+                let Some(free) = queue.iter_mut().find(|slot| slot.is_none()) else {
+                    return false;
+                };
+                *free = Some(work);
+                cell.set(queue);
+                true
+            })
+            .unwrap_or(false)
+    }
+
+    /// Runs the postponed wake-ups (outside `parking_lot_core`).
+    fn run_deferred() {
+        loop {
+            let Ok(next) = DEFERRED.try_with(|cell| {
+                let mut queue = cell.get();
+                let next = queue[0].take();
+                queue.rotate_left(1);
+                cell.set(queue);
+                next
+            }) else {
+                return;
+            };
+            match next {
+                None => return,
+                Some(Deferred::Unpark(key)) => {
+                    // SAFETY: `TOKEN_NORMAL` only asks the woken waiter to
+                    // compete again, which every lock waiter handles, even
+                    // one of another lock that reused the address.
+                    unsafe {
+                        unpark_filter(
+                            key,
+                            |_| parking_lot_core::FilterOp::Unpark,
+                            |_| TOKEN_NORMAL,
+                        )
+                    };
+                }
+                // SAFETY: see `Deferred`: the lock is alive and in the state
+                // its unlock left it.
+                Some(Deferred::RwLockReadUnlock(lock)) => unsafe { (*lock).read_unlock_deferred() },
+                // SAFETY: as above; the write lock is still held for the
+                // unlocker.
+                Some(Deferred::RwLockWriteUnlock(lock)) => unsafe {
+                    (*lock).write_unlock_deferred()
+                },
+            }
+        }
+    }
+
+    /// Marks the thread inside `parking_lot_core` while alive; on leaving the
+    /// outermost call, runs what was postponed.
+    struct Inside {
+        outermost: bool,
+    }
+
+    impl Inside {
+        #[inline]
+        fn enter() -> Inside {
+            let outermost = INSIDE
+                .try_with(|inside| !inside.replace(true))
+                .unwrap_or(false);
+            Inside { outermost }
+        }
+    }
+
+    impl Drop for Inside {
+        #[inline]
+        fn drop(&mut self) {
+            if self.outermost {
+                let _ = INSIDE.try_with(|inside| inside.set(false));
+                run_deferred();
+            }
+        }
+    }
+
+    /// `parking_lot_core::park`, re-entry aware: `before_sleep` (and the
+    /// sleep) run outside the flag, after the postponed wake-ups.
+    ///
+    /// # Safety
+    ///
+    /// As `parking_lot_core::park`.
+    #[inline]
+    pub(crate) unsafe fn park(
+        key: usize,
+        validate: impl FnOnce() -> bool,
+        before_sleep: impl FnOnce(),
+        timed_out: impl FnOnce(usize, bool),
+        park_token: ParkToken,
+        timeout: Option<Instant>,
+    ) -> ParkResult {
+        let inside = Inside::enter();
+        let outermost = inside.outermost;
+        let before_sleep = || {
+            if outermost {
+                let _ = INSIDE.try_with(|inside| inside.set(false));
+                run_deferred();
+            }
+            before_sleep();
+            if outermost {
+                let _ = INSIDE.try_with(|inside| inside.set(true));
+            }
+        };
+        // SAFETY: forwarded; the wrapper around `before_sleep` only touches
+        // thread-locals and performs postponed unparks, which
+        // `before_sleep` may do.
+        unsafe {
+            parking_lot_core::park(key, validate, before_sleep, timed_out, park_token, timeout)
+        }
+    }
+
+    /// `parking_lot_core::unpark_filter`, re-entry aware.
+    ///
+    /// # Safety
+    ///
+    /// As `parking_lot_core::unpark_filter`.
+    #[inline]
+    pub(crate) unsafe fn unpark_filter(
+        key: usize,
+        filter: impl FnMut(ParkToken) -> parking_lot_core::FilterOp,
+        callback: impl FnOnce(UnparkResult) -> UnparkToken,
+    ) -> UnparkResult {
+        let _inside = Inside::enter();
+        // SAFETY: forwarded.
+        unsafe { parking_lot_core::unpark_filter(key, filter, callback) }
+    }
+
+    /// `parking_lot_core::unpark_all`, re-entry aware.
+    ///
+    /// # Safety
+    ///
+    /// As `parking_lot_core::unpark_all`.
+    #[inline]
+    pub(crate) unsafe fn unpark_all(key: usize, token: UnparkToken) -> usize {
+        let _inside = Inside::enter();
+        // SAFETY: forwarded.
+        unsafe { parking_lot_core::unpark_all(key, token) }
     }
 }
 
