@@ -41,6 +41,11 @@ pub mod __loom {
         stub::PARKS.load(SeqCst)
     }
 
+    /// Threads parked in the parking model right now, on any key.
+    pub fn queued() -> usize {
+        crate::raw::shim::loom_queued()
+    }
+
     /// The logical clock.
     pub fn now() -> u64 {
         stub::now()

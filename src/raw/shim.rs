@@ -34,6 +34,12 @@ pub(crate) use self::loom_park::{
     unpark_all, unpark_filter,
 };
 
+/// Threads queued in the loom parking model.
+#[cfg(loom)]
+pub(crate) fn loom_queued() -> usize {
+    loom_park::queued()
+}
+
 /// Under loom nothing allocates inside the parking model, so a thread is
 /// never re-entered from it.
 #[cfg(loom)]
@@ -418,6 +424,11 @@ mod loom_park {
 
     loom::lazy_static! {
         static ref QUEUE: Mutex<Vec<Waiter>> = Mutex::new(Vec::new());
+    }
+
+    /// Threads queued in the model, on any key (for the loom tests).
+    pub(crate) fn queued() -> usize {
+        QUEUE.lock().unwrap().len()
     }
 
     /// # Safety
