@@ -185,7 +185,11 @@ pub(crate) struct BlockWait {
 /// decided to park, before it parks.
 #[cold]
 #[inline(never)]
-pub(crate) fn begin_block_wait(kind: EventKind, site: Option<LockSite>, mark: StackMark) -> Option<BlockWait> {
+pub(crate) fn begin_block_wait(
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+) -> Option<BlockWait> {
     if rate::block_rate_ticks() == 0 {
         return None;
     }
@@ -195,7 +199,13 @@ pub(crate) fn begin_block_wait(kind: EventKind, site: Option<LockSite>, mark: St
     rate::with_rng(|_| ());
     let mut stack = stack::StackBuf::new();
     stack::capture(mark, rate::stack_depth(), &mut stack);
-    let bucket = table::global().bucket(ProfileKind::Block, kind, site, stack.addrs(), stack.truncated());
+    let bucket = table::global().bucket(
+        ProfileKind::Block,
+        kind,
+        site,
+        stack.addrs(),
+        stack.truncated(),
+    );
     Some(BlockWait { start, bucket })
 }
 
@@ -208,7 +218,9 @@ pub(crate) fn end_block_wait(wait: BlockWait) {
     if rate == 0 {
         return;
     }
-    let Some(_busy) = Recording::enter() else { return };
+    let Some(_busy) = Recording::enter() else {
+        return;
+    };
     if let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) {
         wait.bucket.add(weight);
     }

@@ -216,7 +216,8 @@ impl StackTable {
         truncated: bool,
         weight: Weight,
     ) {
-        self.bucket(profile, event, site, addrs, truncated).add(weight);
+        self.bucket(profile, event, site, addrs, truncated)
+            .add(weight);
     }
 
     /// The bucket of this stack: found without a lock or an allocation when it
