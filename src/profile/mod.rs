@@ -416,6 +416,9 @@ impl Profile {
 }
 
 #[cfg(test)]
+mod export_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -138,9 +138,12 @@ struct RawFrame {
     from_debug_info: bool,
 }
 
+/// The frames at instruction address `pc`.
 fn resolve_raw(pc: usize) -> Vec<RawFrame> {
     let mut frames = Vec::new();
-    backtrace::resolve(pc as *mut c_void, |symbol| {
+    // `backtrace::resolve` takes a return address and looks up the byte
+    // before it.
+    backtrace::resolve(pc.wrapping_add(1) as *mut c_void, |symbol| {
         let (name, system_name) = match symbol.name() {
             Some(name) => (
                 format!("{name:#}"),
