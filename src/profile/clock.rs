@@ -132,7 +132,11 @@ fn calibrate() -> f64 {
         if wall >= Duration::from_millis(5) {
             let ticks = hardware_ticks().wrapping_sub(tick_start);
             let rate = ticks as f64 / wall.as_secs_f64();
-            return if rate.is_finite() && rate >= 1.0 { rate } else { 1e9 };
+            return if rate.is_finite() && rate >= 1.0 {
+                rate
+            } else {
+                1e9
+            };
         }
     }
 }
@@ -140,13 +144,21 @@ fn calibrate() -> f64 {
 /// Converts ticks to nanoseconds, saturating at `u64::MAX`.
 pub fn ticks_to_nanos(ticks: u64) -> u64 {
     let nanos = ticks as f64 * (1e9 / ticks_per_second());
-    if nanos >= u64::MAX as f64 { u64::MAX } else { nanos as u64 }
+    if nanos >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        nanos as u64
+    }
 }
 
 /// Converts nanoseconds to ticks, saturating at `u64::MAX`.
 pub fn nanos_to_ticks(nanos: u64) -> u64 {
     let ticks = nanos as f64 * (ticks_per_second() / 1e9);
-    if ticks >= u64::MAX as f64 { u64::MAX } else { ticks as u64 }
+    if ticks >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        ticks as u64
+    }
 }
 
 /// Converts ticks to a [`Duration`].

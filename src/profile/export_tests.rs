@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Mutex as StdMutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -14,11 +13,12 @@ use super::pprof::{decode, pb};
 use super::symbolize;
 use super::*;
 
-/// Serialises the tests that change global rates or read the global table.
-static SERIAL: StdMutex<()> = StdMutex::new(());
-
+/// Serialises the tests that change global rates (the crate's unit-test
+/// rate lock).
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    super::tests::RATES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
 }
 
 /// Sets both rates for the test and restores them on drop.
@@ -97,9 +97,15 @@ fn lock_label(site: LockSite) -> String {
 /// Whether `go` is available. Missing `go` fails the test under CI (env `CI`
 /// set) and skips it, saying so, elsewhere.
 fn have_go(test: &str) -> bool {
-    let ok = Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
+    let ok = Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(std::env::var_os("CI").is_none(), "{test}: `go` is not on PATH (needed under CI)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{test}: `go` is not on PATH (needed under CI)"
+        );
         eprintln!("{test}: skipped: `go` is not on PATH");
     }
     ok
@@ -111,8 +117,14 @@ static FILE_SEQ: AtomicUsize = AtomicUsize::new(0);
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("syncprof-export-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{}-{name}", FILE_SEQ.fetch_add(1, Ordering::Relaxed)));
-    std::fs::File::create(&path).unwrap().write_all(bytes).unwrap();
+    let path = dir.join(format!(
+        "{}-{name}",
+        FILE_SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(bytes)
+        .unwrap();
     path
 }
 
@@ -127,8 +139,14 @@ fn pprof_raw(file: &std::path::Path, args: &[&str]) -> String {
         .output()
         .expect("run go tool pprof");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "go tool pprof {args:?} failed: {stderr}");
-    assert!(stderr.trim().is_empty(), "go tool pprof {args:?} warned: {stderr}");
+    assert!(
+        out.status.success(),
+        "go tool pprof {args:?} failed: {stderr}"
+    );
+    assert!(
+        stderr.trim().is_empty(),
+        "go tool pprof {args:?} warned: {stderr}"
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -174,13 +192,22 @@ impl Raw {
                 _ => {}
             }
             match section {
-                "samples" if raw.sample_types.is_empty() => raw.sample_types = line.trim().to_owned(),
+                "samples" if raw.sample_types.is_empty() => {
+                    raw.sample_types = line.trim().to_owned()
+                }
                 "samples" => {
                     if let Some((values, locs)) = line.split_once(':').filter(|(v, _)| {
-                        !v.trim().is_empty() && v.split_whitespace().all(|n| n.parse::<i64>().is_ok())
+                        !v.trim().is_empty()
+                            && v.split_whitespace().all(|n| n.parse::<i64>().is_ok())
                     }) {
-                        let values = values.split_whitespace().map(|n| n.parse().unwrap()).collect();
-                        let locs = locs.split_whitespace().map(|n| n.parse().unwrap()).collect();
+                        let values = values
+                            .split_whitespace()
+                            .map(|n| n.parse().unwrap())
+                            .collect();
+                        let locs = locs
+                            .split_whitespace()
+                            .map(|n| n.parse().unwrap())
+                            .collect();
                         raw.samples.push((values, locs, String::new()));
                     } else if let Some(last) = raw.samples.last_mut() {
                         last.2.push_str(line.trim());
@@ -189,7 +216,10 @@ impl Raw {
                 }
                 "locations" => {
                     let trimmed = line.trim_start();
-                    if let Some((id, rest)) = trimmed.split_once(": ").filter(|(id, _)| id.parse::<u64>().is_ok()) {
+                    if let Some((id, rest)) = trimmed
+                        .split_once(": ")
+                        .filter(|(id, _)| id.parse::<u64>().is_ok())
+                    {
                         current_location = id.parse().unwrap();
                         // `0xaddr M=1 name file:line s=N` or `0xaddr M=1 ` with no lines
                         let mut fields = rest.split_whitespace().skip(2);
@@ -199,7 +229,10 @@ impl Raw {
                         }
                     } else if !trimmed.is_empty() {
                         let name = trimmed.split_whitespace().next().unwrap().to_owned();
-                        raw.locations.entry(current_location).or_default().push(name);
+                        raw.locations
+                            .entry(current_location)
+                            .or_default()
+                            .push(name);
                     }
                 }
                 _ => {}
@@ -209,7 +242,11 @@ impl Raw {
     }
 
     fn names_of(&self, sample: usize) -> Vec<&str> {
-        self.samples[sample].1.iter().flat_map(|id| self.locations[id].iter().map(String::as_str)).collect()
+        self.samples[sample]
+            .1
+            .iter()
+            .flat_map(|id| self.locations[id].iter().map(String::as_str))
+            .collect()
     }
 
     fn total(&self, value: usize) -> i64 {
@@ -222,7 +259,6 @@ fn pprof_bytes(profile: &Profile) -> Vec<u8> {
     profile.write_pprof(&mut out).unwrap();
     out
 }
-
 
 fn text_of(profile: &Profile) -> String {
     let mut out = Vec::new();
@@ -242,7 +278,10 @@ fn string<'p>(p: &'p pb::Profile, i: i64) -> &'p str {
 
 fn function_names(p: &pb::Profile, location_id: u64) -> Vec<&str> {
     let loc = &p.location[location_id as usize - 1];
-    loc.line.iter().map(|l| string(p, p.function[l.function_id as usize - 1].name)).collect()
+    loc.line
+        .iter()
+        .map(|l| string(p, p.function[l.function_id as usize - 1].name))
+        .collect()
 }
 
 /// Checks the structural rules of Go's layout on a decoded profile.
@@ -252,9 +291,15 @@ fn check_layout(p: &pb::Profile, profile: &Profile) {
     let types: Vec<_> = p.sample_type.iter().map(vt).collect();
     assert_eq!(
         types,
-        [("contentions".to_owned(), "count".to_owned()), ("delay".to_owned(), "nanoseconds".to_owned())]
+        [
+            ("contentions".to_owned(), "count".to_owned()),
+            ("delay".to_owned(), "nanoseconds".to_owned())
+        ]
     );
-    assert_eq!(p.period_type.as_ref().map(vt), Some(("contentions".to_owned(), "count".to_owned())));
+    assert_eq!(
+        p.period_type.as_ref().map(vt),
+        Some(("contentions".to_owned(), "count".to_owned()))
+    );
     assert_eq!(p.period, 1);
     for (i, m) in p.mapping.iter().enumerate() {
         assert_eq!(m.id, i as u64 + 1);
@@ -272,15 +317,35 @@ fn check_layout(p: &pb::Profile, profile: &Profile) {
     }
     assert_eq!(p.sample.len(), profile.records().len());
     let delays: Vec<i64> = p.sample.iter().map(|s| s.value[1]).collect();
-    assert!(delays.windows(2).all(|w| w[0] >= w[1]), "not sorted by delay: {delays:?}");
-    assert_eq!(delays.iter().sum::<i64>() as u64, profile.total_delay_nanos());
+    assert!(
+        delays.windows(2).all(|w| w[0] >= w[1]),
+        "not sorted by delay: {delays:?}"
+    );
+    assert_eq!(
+        delays.iter().sum::<i64>() as u64,
+        profile.total_delay_nanos()
+    );
     for s in &p.sample {
         assert_eq!(s.value.len(), 2);
-        assert!(s.location_id.iter().all(|&id| id >= 1 && id as usize <= p.location.len()));
+        assert!(
+            s.location_id
+                .iter()
+                .all(|&id| id >= 1 && id as usize <= p.location.len())
+        );
     }
-    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos() as i64;
-    assert!((now - p.time_nanos).abs() < 600_000_000_000, "time_nanos {}", p.time_nanos);
-    assert_eq!(p.duration_nanos, profile.duration().map_or(0, |d| d.as_nanos() as i64));
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    assert!(
+        (now - p.time_nanos).abs() < 600_000_000_000,
+        "time_nanos {}",
+        p.time_nanos
+    );
+    assert_eq!(
+        p.duration_nanos,
+        profile.duration().map_or(0, |d| d.as_nanos() as i64)
+    );
 }
 
 #[test]
@@ -302,7 +367,12 @@ fn pprof_layout_is_gos() {
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
         assert_eq!(string(&p, main.filename), exe.to_string_lossy());
         assert_eq!(string(&p, main.build_id).len(), 40);
-        assert!(main.has_functions && main.has_filenames && main.has_line_numbers && main.has_inline_frames);
+        assert!(
+            main.has_functions
+                && main.has_filenames
+                && main.has_line_numbers
+                && main.has_inline_frames
+        );
         assert!(first.mapping_id == 1);
         // Functions carry demangled names without hash, the mangled system
         // name, file and start line.
@@ -311,14 +381,23 @@ fn pprof_layout_is_gos() {
             .iter()
             .find(|f| string(&p, f.name).ends_with("record_known_events"))
             .expect("record_known_events");
-        assert_eq!(string(&p, f.name), "syncprof::profile::export_tests::record_known_events");
-        assert!(string(&p, f.system_name).starts_with("_ZN") || string(&p, f.system_name).starts_with("_R"));
+        assert_eq!(
+            string(&p, f.name),
+            "syncprof::profile::export_tests::record_known_events"
+        );
+        assert!(
+            string(&p, f.system_name).starts_with("_ZN")
+                || string(&p, f.system_name).starts_with("_R")
+        );
         assert!(string(&p, f.filename).ends_with("src/profile/export_tests.rs"));
         assert!(f.start_line > 0);
         // Labels.
         for (sample, record) in p.sample.iter().zip(profile.records()) {
-            let labels: Vec<(&str, &str)> =
-                sample.label.iter().map(|l| (string(&p, l.key), string(&p, l.str))).collect();
+            let labels: Vec<(&str, &str)> = sample
+                .label
+                .iter()
+                .map(|l| (string(&p, l.key), string(&p, l.str)))
+                .collect();
             assert_eq!(labels[0], ("kind", record.event_kind().unwrap().label()));
             assert_eq!(labels[1].0, "lock");
             assert_eq!(labels[1].1, lock_label(record.lock_site().unwrap()));
@@ -341,7 +420,10 @@ fn synthetic_frames_have_their_own_locations() {
     // Largest delay first: the overflow record.
     assert_eq!(p.sample[0].value, [3, 900]);
     assert_eq!(p.sample[0].location_id.len(), 1);
-    assert_eq!(function_names(&p, p.sample[0].location_id[0]), ["syncprof::overflow"]);
+    assert_eq!(
+        function_names(&p, p.sample[0].location_id[0]),
+        ["syncprof::overflow"]
+    );
     assert!(p.sample[0].label.is_empty());
     let truncated = &p.sample[1];
     assert_eq!(truncated.value, [2, 500]);
@@ -349,7 +431,10 @@ fn synthetic_frames_have_their_own_locations() {
     let last = &p.location[truncated.location_id[1] as usize - 1];
     assert_eq!((last.mapping_id, last.address), (0, 0));
     assert_eq!(function_names(&p, last.id), ["syncprof::truncated"]);
-    assert!(function_names(&p, truncated.location_id[0])[0].ends_with("synthetic_frames_have_their_own_locations"));
+    assert!(
+        function_names(&p, truncated.location_id[0])[0]
+            .ends_with("synthetic_frames_have_their_own_locations")
+    );
 }
 
 #[test]
@@ -371,14 +456,25 @@ fn symbol_table_names_code_without_debug_info() {
     assert!(s.frames[0].function.file.is_empty() && s.frames[0].line == 0);
     let profile = Profile::synthetic(
         ProfileKind::Block,
-        vec![Record::synthetic(1.0, 10, vec![addr], false, Some(EventKind::Mutex), None)],
+        vec![Record::synthetic(
+            1.0,
+            10,
+            vec![addr],
+            false,
+            Some(EventKind::Mutex),
+            None,
+        )],
         1,
         None,
     );
     let p = decode(&pprof_bytes(&profile));
     let loc = &p.location[0];
     let m = &p.mapping[loc.mapping_id as usize - 1];
-    assert!(string(&p, m.filename).contains("libgcc_s"), "{}", string(&p, m.filename));
+    assert!(
+        string(&p, m.filename).contains("libgcc_s"),
+        "{}",
+        string(&p, m.filename)
+    );
     assert!(m.has_functions && !m.has_filenames && !m.has_line_numbers && !m.has_inline_frames);
 }
 
@@ -391,26 +487,52 @@ fn go_pprof_reads_real_contention() {
         return;
     }
     for (profile, name) in [(&block, "block"), (&mutex, "mutex")] {
-        let raw = Raw::parse(&pprof_raw(&temp_file(&format!("{name}.pb.gz"), &pprof_bytes(profile)), &[]));
+        let raw = Raw::parse(&pprof_raw(
+            &temp_file(&format!("{name}.pb.gz"), &pprof_bytes(profile)),
+            &[],
+        ));
         assert_eq!(raw.period_type, "contentions count");
         assert_eq!(raw.period, "1");
         assert_eq!(raw.sample_types, "contentions/count delay/nanoseconds");
         assert_eq!(raw.samples.len(), profile.records().len());
         assert_eq!(raw.total(1) as u64, profile.total_delay_nanos());
-        assert_eq!(raw.total(0) as u64, profile.records().iter().map(Record::whole_count).sum::<u64>());
-        assert!((raw.total(0) as f64 - profile.total_count()).abs() <= profile.records().len() as f64);
-        let all: Vec<&str> = (0..raw.samples.len()).flat_map(|i| raw.names_of(i)).collect();
-        let has = |f: &str| all.iter().any(|n| *n == format!("syncprof::profile::export_tests::{f}"));
+        assert_eq!(
+            raw.total(0) as u64,
+            profile
+                .records()
+                .iter()
+                .map(Record::whole_count)
+                .sum::<u64>()
+        );
+        assert!(
+            (raw.total(0) as f64 - profile.total_count()).abs() <= profile.records().len() as f64
+        );
+        let all: Vec<&str> = (0..raw.samples.len())
+            .flat_map(|i| raw.names_of(i))
+            .collect();
+        let has = |f: &str| {
+            all.iter()
+                .any(|n| *n == format!("syncprof::profile::export_tests::{f}"))
+        };
         match profile.kind() {
             ProfileKind::Block => {
-                assert!(has("export_test_waiter") && !has("export_test_holder"), "{all:?}");
+                assert!(
+                    has("export_test_waiter") && !has("export_test_holder"),
+                    "{all:?}"
+                );
             }
             ProfileKind::Mutex => {
-                assert!(has("export_test_holder") && !has("export_test_waiter"), "{all:?}");
+                assert!(
+                    has("export_test_holder") && !has("export_test_waiter"),
+                    "{all:?}"
+                );
                 // The inlined helper is its own frame, just above (inlined
                 // into) the holder in the same location.
                 let names = raw.names_of(0);
-                let at = names.iter().position(|n| n.ends_with("export_test_inlined_unlock")).expect("inlined frame");
+                let at = names
+                    .iter()
+                    .position(|n| n.ends_with("export_test_inlined_unlock"))
+                    .expect("inlined frame");
                 assert!(names[at + 1].ends_with("export_test_holder"), "{names:?}");
             }
         }
@@ -429,24 +551,50 @@ fn go_pprof_tagfocus_selects_kind_and_lock() {
     let expect = |keep: &dyn Fn(&Record) -> bool| -> (usize, i64) {
         let kept: Vec<&Record> = block.records().iter().filter(|r| keep(r)).collect();
         assert!(!kept.is_empty() && kept.len() < block.records().len());
-        (kept.len(), kept.iter().map(|r| r.delay_nanos() as i64).sum())
+        (
+            kept.len(),
+            kept.iter().map(|r| r.delay_nanos() as i64).sum(),
+        )
     };
     let raw = Raw::parse(&pprof_raw(&file, &["-tagfocus", "kind=mutex"]));
-    assert!(raw.samples.iter().all(|s| s.2.contains("kind:[mutex]")), "{raw:?}");
-    assert_eq!((raw.samples.len(), raw.total(1)), expect(&|r| r.event_kind() == Some(EventKind::Mutex)));
+    assert!(
+        raw.samples.iter().all(|s| s.2.contains("kind:[mutex]")),
+        "{raw:?}"
+    );
+    assert_eq!(
+        (raw.samples.len(), raw.total(1)),
+        expect(&|r| r.event_kind() == Some(EventKind::Mutex))
+    );
     let raw = Raw::parse(&pprof_raw(&file, &["-tagfocus", "kind=condvar"]));
-    assert_eq!((raw.samples.len(), raw.total(1)), expect(&|r| r.event_kind() == Some(EventKind::Condvar)));
+    assert_eq!(
+        (raw.samples.len(), raw.total(1)),
+        expect(&|r| r.event_kind() == Some(EventKind::Condvar))
+    );
     let lock = lock_label(cache_site());
     let raw = Raw::parse(&pprof_raw(&file, &["-tagfocus", &format!("lock=^{lock}$")]));
-    assert!(raw.samples.iter().all(|s| s.2.contains(&format!("lock:[{lock}]"))), "{raw:?}");
-    assert_eq!((raw.samples.len(), raw.total(1)), expect(&|r| r.lock_site().map(lock_label) == Some(lock.clone())));
+    assert!(
+        raw.samples
+            .iter()
+            .all(|s| s.2.contains(&format!("lock:[{lock}]"))),
+        "{raw:?}"
+    );
+    assert_eq!(
+        (raw.samples.len(), raw.total(1)),
+        expect(&|r| r.lock_site().map(lock_label) == Some(lock.clone()))
+    );
 }
 
 /// Checks every line of `write_text` output against Go's debug=1 grammar and
 /// returns the (cycles, count) of each record.
 fn check_text_grammar(text: &str, kind: ProfileKind) -> Vec<(u64, u64)> {
     fn hex(s: &str) -> Option<usize> {
-        usize::from_str_radix(s.strip_prefix("0x")?, 16).ok().filter(|_| s[2..].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        usize::from_str_radix(s.strip_prefix("0x")?, 16)
+            .ok()
+            .filter(|_| {
+                s[2..]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            })
     }
     let mut lines = text.split('\n');
     let header = match kind {
@@ -454,10 +602,18 @@ fn check_text_grammar(text: &str, kind: ProfileKind) -> Vec<(u64, u64)> {
         ProfileKind::Mutex => "--- mutex:",
     };
     assert_eq!(lines.next(), Some(header));
-    let hz = lines.next().unwrap().strip_prefix("cycles/second=").expect("cycles/second=");
+    let hz = lines
+        .next()
+        .unwrap()
+        .strip_prefix("cycles/second=")
+        .expect("cycles/second=");
     assert!(hz.parse::<u64>().unwrap() > 0);
     if kind == ProfileKind::Mutex {
-        let period = lines.next().unwrap().strip_prefix("sampling period=").expect("sampling period=");
+        let period = lines
+            .next()
+            .unwrap()
+            .strip_prefix("sampling period=")
+            .expect("sampling period=");
         period.parse::<u64>().unwrap();
     }
     let mut records = Vec::new();
@@ -467,13 +623,23 @@ fn check_text_grammar(text: &str, kind: ProfileKind) -> Vec<(u64, u64)> {
             break; // the final newline
         }
         // <cycles> <count> @ 0x.. 0x..
-        let (values, addrs) = line.split_once(" @").unwrap_or_else(|| panic!("record line: {line:?}"));
+        let (values, addrs) = line
+            .split_once(" @")
+            .unwrap_or_else(|| panic!("record line: {line:?}"));
         let (cycles, count) = values.split_once(' ').unwrap();
-        records.push((cycles.parse::<u64>().unwrap(), count.parse::<u64>().unwrap()));
+        records.push((
+            cycles.parse::<u64>().unwrap(),
+            count.parse::<u64>().unwrap(),
+        ));
         let addrs: Vec<usize> = if addrs.is_empty() {
             Vec::new()
         } else {
-            addrs.strip_prefix(' ').unwrap().split(' ').map(|a| hex(a).unwrap_or_else(|| panic!("{a:?}"))).collect()
+            addrs
+                .strip_prefix(' ')
+                .unwrap()
+                .split(' ')
+                .map(|a| hex(a).unwrap_or_else(|| panic!("{a:?}")))
+                .collect()
         };
         // `#\t0x..\tfunction+0x..\tfile:line` (or `#\t0x..` unresolved),
         // addresses those of the calls, in stack order.
@@ -490,13 +656,20 @@ fn check_text_grammar(text: &str, kind: ProfileKind) -> Vec<(u64, u64)> {
             let pc = hex(fields[1]).unwrap_or_else(|| panic!("{frame:?}"));
             assert!(fields.len() == 2 || fields.len() == 4, "{frame:?}");
             if fields.len() == 4 {
-                let (func, offset) = fields[2].rsplit_once('+').unwrap_or_else(|| panic!("{frame:?}"));
+                let (func, offset) = fields[2]
+                    .rsplit_once('+')
+                    .unwrap_or_else(|| panic!("{frame:?}"));
                 assert!(!func.is_empty() && hex(offset).is_some(), "{frame:?}");
-                let (_file, line_no) = fields[3].rsplit_once(':').unwrap_or_else(|| panic!("{frame:?}"));
+                let (_file, line_no) = fields[3]
+                    .rsplit_once(':')
+                    .unwrap_or_else(|| panic!("{frame:?}"));
                 line_no.parse::<u32>().unwrap();
             }
             if pc == 0 {
-                assert!(frame.contains("syncprof::truncated") || frame.contains("syncprof::overflow"), "{frame:?}");
+                assert!(
+                    frame.contains("syncprof::truncated") || frame.contains("syncprof::overflow"),
+                    "{frame:?}"
+                );
                 continue;
             }
             if next_addr > 0 && addrs[next_addr - 1] - 1 == pc {
@@ -524,27 +697,43 @@ fn text_follows_gos_grammar() {
     for profile in [&block, &mutex] {
         let text = text_of(profile);
         let records = check_text_grammar(&text, profile.kind());
-        let expected: Vec<(u64, u64)> = profile.records().iter().map(|r| (r.cycles(), r.whole_count())).collect();
+        let expected: Vec<(u64, u64)> = profile
+            .records()
+            .iter()
+            .map(|r| (r.cycles(), r.whole_count()))
+            .collect();
         assert_eq!(records, expected);
-        assert!(text.contains("\tsyncprof::profile::export_tests::export_test_"), "{text}");
+        assert!(
+            text.contains("\tsyncprof::profile::export_tests::export_test_"),
+            "{text}"
+        );
         let mut records = profile.records().to_vec();
         records.extend(extra.iter().cloned());
         let with_synthetic = Profile::synthetic(profile.kind(), records, 1, None);
         let text = text_of(&with_synthetic);
         check_text_grammar(&text, profile.kind());
-        assert!(text.contains("#\t0x0\tsyncprof::overflow+0x0\t?:0\n"), "{text}");
+        assert!(
+            text.contains("#\t0x0\tsyncprof::overflow+0x0\t?:0\n"),
+            "{text}"
+        );
         assert!(text.contains("#\t0xf\n"), "unresolved frame: {text}");
     }
     if have_go("text_follows_gos_grammar") {
         // pprof's legacy parser reads it too (mutex at period 1, so its
         // rescaling leaves the values alone).
         for profile in [&block, &mutex] {
-            let raw = Raw::parse(&pprof_raw(&temp_file("text.txt", text_of(profile).as_bytes()), &["-symbolize=none"]));
+            let raw = Raw::parse(&pprof_raw(
+                &temp_file("text.txt", text_of(profile).as_bytes()),
+                &["-symbolize=none"],
+            ));
             assert_eq!(raw.samples.len(), profile.records().len());
             assert_eq!(raw.sample_types, "contentions/count delay/nanoseconds");
             let nanos = raw.total(1) as f64;
             let expected = profile.total_delay_nanos() as f64;
-            assert!((nanos - expected).abs() <= 1e-6 * expected + profile.records().len() as f64, "{nanos} vs {expected}");
+            assert!(
+                (nanos - expected).abs() <= 1e-6 * expected + profile.records().len() as f64,
+                "{nanos} vs {expected}"
+            );
         }
     }
 }
@@ -573,9 +762,15 @@ fn folded_stacks_round_trip() {
             };
             assert_eq!(sum, expected, "{by:?}");
             if by == text::Value::Count {
-                assert!((sum as f64 - profile.total_count()).abs() <= profile.records().len() as f64 / 2.0);
+                assert!(
+                    (sum as f64 - profile.total_count()).abs()
+                        <= profile.records().len() as f64 / 2.0
+                );
             }
-            assert!(folded.contains("\nsyncprof::overflow ") || folded.starts_with("syncprof::overflow "));
+            assert!(
+                folded.contains("\nsyncprof::overflow ")
+                    || folded.starts_with("syncprof::overflow ")
+            );
         }
         let folded = folded_of(&profile, text::Value::Delay);
         let chain = match profile.kind() {
@@ -597,11 +792,18 @@ fn flamegraph_renders_svg() {
     let _rates = Rates::all();
     let (_, mutex) = record_known_events();
     let mut svg = Vec::new();
-    mutex.write_flamegraph(&mut svg, text::Value::Delay).unwrap();
+    mutex
+        .write_flamegraph(&mut svg, text::Value::Delay)
+        .unwrap();
     let svg = String::from_utf8(svg).unwrap();
-    assert!(svg.contains("<svg") && svg.contains("export_test_holder"), "{svg}");
+    assert!(
+        svg.contains("<svg") && svg.contains("export_test_holder"),
+        "{svg}"
+    );
     let mut empty = Vec::new();
-    Profile::synthetic(ProfileKind::Block, Vec::new(), 1, None).write_flamegraph(&mut empty, text::Value::Count).unwrap();
+    Profile::synthetic(ProfileKind::Block, Vec::new(), 1, None)
+        .write_flamegraph(&mut empty, text::Value::Count)
+        .unwrap();
     assert!(String::from_utf8(empty).unwrap().contains("<svg"));
 }
 
@@ -621,7 +823,14 @@ fn large_and_degenerate_profiles_export_and_parse() {
         (0..10_000)
             .map(|i| {
                 let stack = vec![pool[i % 100], pool[100 + (i / 100) % 100], pool[i % 7]];
-                Record::synthetic(1.0 + (i % 3) as f64, 1000 + i as u64, stack, false, Some(EventKind::ChanRecv), None)
+                Record::synthetic(
+                    1.0 + (i % 3) as f64,
+                    1000 + i as u64,
+                    stack,
+                    false,
+                    Some(EventKind::ChanRecv),
+                    None,
+                )
             })
             .collect(),
         1,
@@ -629,7 +838,14 @@ fn large_and_degenerate_profiles_export_and_parse() {
     );
     let deep = Profile::synthetic(
         ProfileKind::Mutex,
-        vec![Record::synthetic(1.0, 5, (0..1024).map(|i| pool[i % 200]).collect(), true, Some(EventKind::Mutex), None)],
+        vec![Record::synthetic(
+            1.0,
+            5,
+            (0..1024).map(|i| pool[i % 200]).collect(),
+            true,
+            Some(EventKind::Mutex),
+            None,
+        )],
         1,
         None,
     );
@@ -644,8 +860,10 @@ fn large_and_degenerate_profiles_export_and_parse() {
         }
         let text = text_of(profile);
         assert_eq!(check_text_grammar(&text, profile.kind()).len(), samples);
-        let folded: u64 =
-            folded_of(profile, text::Value::Delay).lines().map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap()).sum();
+        let folded: u64 = folded_of(profile, text::Value::Delay)
+            .lines()
+            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+            .sum();
         assert_eq!(folded, profile.total_delay_nanos());
         if go {
             let raw = Raw::parse(&pprof_raw(&temp_file("big.pb.gz", &bytes), &[]));

@@ -154,12 +154,19 @@ pub(crate) fn record_block(start: u64, kind: EventKind, site: Option<LockSite>, 
 
 /// Records a blocking wait of `cycles` ticks (see [`record_block`]).
 #[inline(never)]
-pub(crate) fn record_block_cycles(cycles: u64, kind: EventKind, site: Option<LockSite>, mark: StackMark) {
+pub(crate) fn record_block_cycles(
+    cycles: u64,
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+) {
     let rate = rate::block_rate_ticks();
     if rate == 0 {
         return;
     }
-    let Some(_busy) = Recording::enter() else { return };
+    let Some(_busy) = Recording::enter() else {
+        return;
+    };
     let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) else {
         return;
     };
@@ -183,7 +190,9 @@ pub(crate) fn record_mutex(delay: u64, kind: EventKind, site: Option<LockSite>, 
     if fraction == 0 {
         return;
     }
-    let Some(_busy) = Recording::enter() else { return };
+    let Some(_busy) = Recording::enter() else {
+        return;
+    };
     let Some(weight) = rate::with_rng(|rng| rate::sample_mutex(delay, fraction, rng)) else {
         return;
     };
@@ -191,10 +200,23 @@ pub(crate) fn record_mutex(delay: u64, kind: EventKind, site: Option<LockSite>, 
 }
 
 #[inline(always)]
-fn record(profile: ProfileKind, kind: EventKind, site: Option<LockSite>, mark: StackMark, weight: rate::Weight) {
+fn record(
+    profile: ProfileKind,
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+    weight: rate::Weight,
+) {
     let mut stack = stack::StackBuf::new();
     stack::capture(mark, rate::stack_depth(), &mut stack);
-    table::global().add(profile, kind, site, stack.addrs(), stack.truncated(), weight);
+    table::global().add(
+        profile,
+        kind,
+        site,
+        stack.addrs(),
+        stack.truncated(),
+        weight,
+    );
 }
 
 /// Sets the cap on distinct stacks in the table (default
@@ -242,6 +264,14 @@ pub struct Record {
     event: Option<EventKind>,
     site: Option<LockSite>,
 }
+
+/// What identifies a record across snapshots: kind, site, truncation, stack.
+type RecordKey<'a> = (
+    Option<EventKind>,
+    Option<(&'a str, u32, u32)>,
+    bool,
+    &'a [usize],
+);
 
 impl Record {
     /// Estimated number of events (contentions).
@@ -292,7 +322,7 @@ impl Record {
         self.site
     }
 
-    fn key(&self) -> (Option<EventKind>, Option<(&str, u32, u32)>, bool, &[usize]) {
+    fn key(&self) -> RecordKey<'_> {
         (
             self.event,
             self.site.map(|s| (s.file(), s.line(), s.column())),
@@ -325,7 +355,14 @@ impl Profile {
             ProfileKind::Block => rate::block_rate(),
             ProfileKind::Mutex => rate::mutex_fraction(),
         };
-        Profile::from_parts(kind, records, ticks_per_second, sampling_period, SystemTime::now(), None)
+        Profile::from_parts(
+            kind,
+            records,
+            ticks_per_second,
+            sampling_period,
+            SystemTime::now(),
+            None,
+        )
     }
 
     fn from_parts(
@@ -337,7 +374,14 @@ impl Profile {
         duration: Option<Duration>,
     ) -> Profile {
         records.sort_by(|a, b| b.cycles.cmp(&a.cycles).then_with(|| a.addrs.cmp(&b.addrs)));
-        Profile { kind, records, ticks_per_second, sampling_period, time, duration }
+        Profile {
+            kind,
+            records,
+            ticks_per_second,
+            sampling_period,
+            time,
+            duration,
+        }
     }
 
     /// Which profile this is.
@@ -357,7 +401,9 @@ impl Profile {
 
     /// Sum of every record's delay, in nanoseconds.
     pub fn total_delay_nanos(&self) -> u64 {
-        self.records.iter().fold(0u64, |sum, r| sum.saturating_add(r.delay_nanos))
+        self.records
+            .iter()
+            .fold(0u64, |sum, r| sum.saturating_add(r.delay_nanos))
     }
 
     /// Sum of every record's estimated count.
@@ -397,7 +443,10 @@ impl Profile {
             .iter()
             .filter_map(|r| {
                 let (count, cycles) = match before.get(&r.key()) {
-                    Some(e) => ((r.count - e.count).max(0.0), r.cycles.saturating_sub(e.cycles)),
+                    Some(e) => (
+                        (r.count - e.count).max(0.0),
+                        r.cycles.saturating_sub(e.cycles),
+                    ),
                     None => (r.count, r.cycles),
                 };
                 // Sub-ulp float residue is not growth.
@@ -411,7 +460,14 @@ impl Profile {
             })
             .collect();
         let duration = self.time.duration_since(earlier.time).unwrap_or_default();
-        Profile::from_parts(self.kind, records, self.ticks_per_second, self.sampling_period, self.time, Some(duration))
+        Profile::from_parts(
+            self.kind,
+            records,
+            self.ticks_per_second,
+            self.sampling_period,
+            self.time,
+            Some(duration),
+        )
     }
 }
 
@@ -419,8 +475,11 @@ impl Profile {
 mod export_tests;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Serialises unit tests that change the global rates.
+    pub(crate) static RATES: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     #[test]
     fn delta_keeps_only_growth() {
@@ -434,7 +493,14 @@ mod tests {
             event: Some(EventKind::Mutex),
             site: None,
         };
-        let earlier = Profile::from_parts(ProfileKind::Mutex, vec![rec(1, 2.0, 20), rec(2, 1.0, 10)], 1e9, 1, at(10), None);
+        let earlier = Profile::from_parts(
+            ProfileKind::Mutex,
+            vec![rec(1, 2.0, 20), rec(2, 1.0, 10)],
+            1e9,
+            1,
+            at(10),
+            None,
+        );
         let later = Profile::from_parts(
             ProfileKind::Mutex,
             vec![rec(1, 5.0, 50), rec(2, 1.0, 10), rec(3, 1.0, 7)],
@@ -445,8 +511,143 @@ mod tests {
         );
         let delta = later.delta(&earlier);
         assert_eq!(delta.duration(), Some(Duration::from_secs(5)));
-        let got: Vec<_> = delta.records().iter().map(|r| (r.addresses()[0], r.count(), r.cycles())).collect();
+        let got: Vec<_> = delta
+            .records()
+            .iter()
+            .map(|r| (r.addresses()[0], r.count(), r.cycles()))
+            .collect();
         assert_eq!(got, vec![(1, 3.0, 30), (3, 1.0, 7)]);
         assert_eq!(earlier.delta(&later).records().len(), 0);
+    }
+}
+
+/// Entry points for this crate's benches and tests; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    use super::*;
+
+    /// Captures the caller's stack with the process's unwinder (frame
+    /// pointers when available); returns the number of frames.
+    #[inline(never)]
+    pub fn capture_stack(depth: usize) -> usize {
+        let mut buf = stack::StackBuf::new();
+        stack::capture(StackMark::none(), depth, &mut buf);
+        core::hint::black_box(buf.addrs().len())
+    }
+
+    /// Captures the caller's stack with `backtrace`'s unwinder.
+    #[inline(never)]
+    pub fn capture_stack_unwinder(depth: usize) -> usize {
+        let mut buf = stack::StackBuf::new();
+        stack::capture_with_unwinder(StackMark::none(), depth, &mut buf);
+        core::hint::black_box(buf.addrs().len())
+    }
+
+    /// Whether stacks are captured by walking frame pointers.
+    pub fn uses_frame_pointers() -> bool {
+        stack::uses_frame_pointers()
+    }
+
+    /// Adds one event of `cycles` ticks to the global table's bucket for
+    /// `addrs` in the block profile, as the recording path does.
+    pub fn table_add(addrs: &[usize], cycles: u64) {
+        let weight = rate::Weight { count: 1.0, cycles };
+        table::global().add(
+            ProfileKind::Block,
+            EventKind::Mutex,
+            None,
+            addrs,
+            false,
+            weight,
+        );
+    }
+
+    /// Records a block event of `cycles` ticks on the caller's stack, through
+    /// the full recording path (sampling, capture, table).
+    #[inline(never)]
+    pub fn record_block_event(cycles: u64, kind: EventKind) {
+        let mark = 0u8;
+        record_block_cycles(
+            cycles,
+            kind,
+            None,
+            StackMark::of(core::hint::black_box(&mark)),
+        );
+    }
+}
+
+#[cfg(test)]
+mod alloc_tests {
+    //! A counting global allocator proves that recording an event for a stack
+    //! already in the table allocates nothing.
+
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    struct Counting;
+
+    thread_local! {
+        static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    // SAFETY: forwards to `System`, only counting calls per thread.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+            // SAFETY: same contract as ours.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: same contract as ours.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+            // SAFETY: same contract as ours.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    #[global_allocator]
+    static COUNTING: Counting = Counting;
+
+    fn allocations() -> usize {
+        ALLOCATIONS.with(Cell::get)
+    }
+
+    #[inline(never)]
+    fn record_here() {
+        super::__private::record_block_event(5_000_000_000, super::EventKind::Barrier);
+    }
+
+    #[test]
+    fn recording_an_existing_stack_does_not_allocate() {
+        let _serial = super::tests::RATES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let previous = crate::block_rate();
+        crate::set_block_rate(1);
+        // The first event makes the bucket (and the table, the thread's stack
+        // bounds, the generator): it may allocate.
+        let mut before = 0;
+        for i in 0..1001 {
+            if i == 1 {
+                before = allocations();
+            }
+            record_here();
+        }
+        let allocated = allocations() - before;
+        crate::set_block_rate(previous);
+        assert_eq!(allocated, 0, "recording allocated {allocated} times");
+        // And the events did land, on one bucket.
+        let found = super::block()
+            .records()
+            .iter()
+            .filter(|r| {
+                r.event_kind() == Some(super::EventKind::Barrier) && r.lock_site().is_none()
+            })
+            .map(|r| r.count())
+            .sum::<f64>();
+        assert!(found >= 1001.0, "{found}");
     }
 }

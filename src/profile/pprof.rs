@@ -165,7 +165,11 @@ impl Record {
             return 0;
         }
         let rounded = self.count.round();
-        if rounded >= u64::MAX as f64 { u64::MAX } else { (rounded as u64).max(1) }
+        if rounded >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            (rounded as u64).max(1)
+        }
     }
 
     /// The synthetic frame this record ends with, if any.
@@ -192,7 +196,15 @@ impl Record {
         event: Option<EventKind>,
         site: Option<LockSite>,
     ) -> Record {
-        Record { count, cycles: clock::nanos_to_ticks(delay_nanos), delay_nanos, addrs, truncated, event, site }
+        Record {
+            count,
+            cycles: clock::nanos_to_ticks(delay_nanos),
+            delay_nanos,
+            addrs,
+            truncated,
+            event,
+            site,
+        }
     }
 }
 
@@ -200,8 +212,20 @@ impl Profile {
     /// A profile made up from [`Record::synthetic`] records, for tests and
     /// benches.
     #[doc(hidden)]
-    pub fn synthetic(kind: ProfileKind, records: Vec<Record>, sampling_period: u64, duration: Option<Duration>) -> Profile {
-        Profile::from_parts(kind, records, clock::ticks_per_second(), sampling_period, SystemTime::now(), duration)
+    pub fn synthetic(
+        kind: ProfileKind,
+        records: Vec<Record>,
+        sampling_period: u64,
+        duration: Option<Duration>,
+    ) -> Profile {
+        Profile::from_parts(
+            kind,
+            records,
+            clock::ticks_per_second(),
+            sampling_period,
+            SystemTime::now(),
+            duration,
+        )
     }
 
     /// Empties the symbol cache, so the next export symbolizes every address
@@ -263,29 +287,48 @@ impl Profile {
         let samples = order
             .into_iter()
             .map(|record| {
-                let mut location_id: Vec<u64> = record.addrs.iter().map(|&addr| b.location(addr)).collect();
+                let mut location_id: Vec<u64> =
+                    record.addrs.iter().map(|&addr| b.location(addr)).collect();
                 if let Some(name) = record.synthetic_frame() {
                     location_id.push(b.synthetic_location(name));
                 }
                 let mut label = Vec::with_capacity(2);
                 if let Some(kind) = record.event {
-                    label.push(pb::Label { key: kind_key, str: b.string(kind.label()), num: 0, num_unit: 0 });
+                    label.push(pb::Label {
+                        key: kind_key,
+                        str: b.string(kind.label()),
+                        num: 0,
+                        num_unit: 0,
+                    });
                 }
                 if let Some(site) = record.site {
                     let str = *site_labels
                         .entry((site.file(), site.line()))
                         .or_insert_with(|| b.string(&format!("{}:{}", site.file(), site.line())));
-                    label.push(pb::Label { key: lock_key, str, num: 0, num_unit: 0 });
+                    label.push(pb::Label {
+                        key: lock_key,
+                        str,
+                        num: 0,
+                        num_unit: 0,
+                    });
                 }
                 pb::Sample {
                     location_id,
-                    value: vec![saturating_i64(record.whole_count()), saturating_i64(record.delay_nanos)],
+                    value: vec![
+                        saturating_i64(record.whole_count()),
+                        saturating_i64(record.delay_nanos),
+                    ],
                     label,
                 }
             })
             .collect();
-        let time_nanos = self.time.duration_since(UNIX_EPOCH).map_or(0, |d| saturating_i64_u128(d.as_nanos()));
-        let duration_nanos = self.duration.map_or(0, |d| saturating_i64_u128(d.as_nanos()));
+        let time_nanos = self
+            .time
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| saturating_i64_u128(d.as_nanos()));
+        let duration_nanos = self
+            .duration
+            .map_or(0, |d| saturating_i64_u128(d.as_nanos()));
         let (mapping, location, function, string_table) = b.finish();
         pb::Profile {
             sample_type: vec![count_type, delay_type],
@@ -344,11 +387,21 @@ struct Builder<'s> {
 
 impl<'s> Builder<'s> {
     fn new(symbols: &'s HashMap<usize, Arc<Symbols>>) -> Self {
-        let mappings = if symbols.is_empty() { Vec::new() } else { symbolize::mappings() };
+        let mappings = if symbols.is_empty() {
+            Vec::new()
+        } else {
+            symbolize::mappings()
+        };
         let mut by_address: Vec<usize> = (0..mappings.len()).collect();
         by_address.sort_by_key(|&i| mappings[i].start);
         let mapping_use = vec![
-            MappingUse { used: false, functions: true, filenames: true, line_numbers: true, inline_frames: true };
+            MappingUse {
+                used: false,
+                functions: true,
+                filenames: true,
+                line_numbers: true,
+                inline_frames: true
+            };
             mappings.len()
         ];
         let mut b = Builder {
@@ -380,7 +433,10 @@ impl<'s> Builder<'s> {
     }
 
     fn value_type(&mut self, r#type: &str, unit: &str) -> pb::ValueType {
-        pb::ValueType { r#type: self.string(r#type), unit: self.string(unit) }
+        pb::ValueType {
+            r#type: self.string(r#type),
+            unit: self.string(unit),
+        }
     }
 
     fn function(&mut self, info: &'s FunctionInfo) -> u64 {
@@ -403,7 +459,9 @@ impl<'s> Builder<'s> {
     /// The mapping (index) that contains `addr`.
     fn mapping_of(&self, addr: usize) -> Option<usize> {
         let addr = addr as u64;
-        let after = self.by_address.partition_point(|&i| self.mappings[i].start <= addr);
+        let after = self
+            .by_address
+            .partition_point(|&i| self.mappings[i].start <= addr);
         let i = *self.by_address.get(after.checked_sub(1)?)?;
         (addr < self.mappings[i].limit).then_some(i)
     }
@@ -458,7 +516,13 @@ impl<'s> Builder<'s> {
             None => {
                 let id = self.functions.len() as u64 + 1;
                 let name_id = self.string(name);
-                self.functions.push(pb::Function { id, name: name_id, system_name: name_id, filename: 0, start_line: 0 });
+                self.functions.push(pb::Function {
+                    id,
+                    name: name_id,
+                    system_name: name_id,
+                    filename: 0,
+                    start_line: 0,
+                });
                 self.synthetic_functions.insert(name, id);
                 id
             }
@@ -468,14 +532,25 @@ impl<'s> Builder<'s> {
             id,
             mapping_id: 0,
             address: 0,
-            line: vec![pb::Line { function_id, line: 0, column: 0 }],
+            line: vec![pb::Line {
+                function_id,
+                line: 0,
+                column: 0,
+            }],
             is_folded: false,
         });
         self.synthetic_locations.insert(name, id);
         id
     }
 
-    fn finish(mut self) -> (Vec<pb::Mapping>, Vec<pb::Location>, Vec<pb::Function>, Vec<String>) {
+    fn finish(
+        mut self,
+    ) -> (
+        Vec<pb::Mapping>,
+        Vec<pb::Location>,
+        Vec<pb::Function>,
+        Vec<String>,
+    ) {
         let mappings = std::mem::take(&mut self.mappings);
         let uses = std::mem::take(&mut self.mapping_use);
         let mapping = mappings
@@ -499,13 +574,19 @@ impl<'s> Builder<'s> {
     }
 }
 
-static EMPTY: Symbols = Symbols { frames: Vec::new(), entry: 0, from_debug_info: false };
+static EMPTY: Symbols = Symbols {
+    frames: Vec::new(),
+    entry: 0,
+    from_debug_info: false,
+};
 
 /// Reads a gzipped pprof back (for tests).
 #[cfg(test)]
 pub(crate) fn decode(gz: &[u8]) -> pb::Profile {
     use std::io::Read;
     let mut raw = Vec::new();
-    flate2::read::GzDecoder::new(gz).read_to_end(&mut raw).expect("gzip");
+    flate2::read::GzDecoder::new(gz)
+        .read_to_end(&mut raw)
+        .expect("gzip");
     pb::Profile::decode(raw.as_slice()).expect("protobuf")
 }

@@ -8,8 +8,8 @@
 //! true ones. Mutex events (`runtime.mutexevent`): recorded with probability
 //! `1 / fraction` and weight (`fraction`, `fraction * delay`).
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Once;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -46,12 +46,20 @@ fn init_from_env() {
     ENV.call_once(|| {
         let block = env_u64("SYNCPROF_BLOCK_RATE", u64::MAX - 1).unwrap_or(0);
         let fraction = env_u64("SYNCPROF_MUTEX_FRACTION", u64::MAX - 1).unwrap_or(0);
-        let depth = env_u64("SYNCPROF_STACK_DEPTH", MAX_STACK_DEPTH as u64)
-            .filter(|&d| d >= 1)
-            .map_or(DEFAULT_STACK_DEPTH, |d| d as usize);
+        let depth = match env_u64("SYNCPROF_STACK_DEPTH", MAX_STACK_DEPTH as u64) {
+            Some(0) => {
+                eprintln!(
+                    "syncprof: ignoring SYNCPROF_STACK_DEPTH=0: a stack keeps at least one frame"
+                );
+                DEFAULT_STACK_DEPTH
+            }
+            Some(depth) => depth as usize,
+            None => DEFAULT_STACK_DEPTH,
+        };
         // Only fill what no setter has written in the meantime.
         let _ = BLOCK_RATE_NS.compare_exchange(UNSET, block, Relaxed, Relaxed);
-        let _ = BLOCK_RATE_TICKS.compare_exchange(UNSET, block_ns_to_ticks(block), Relaxed, Relaxed);
+        let _ =
+            BLOCK_RATE_TICKS.compare_exchange(UNSET, block_ns_to_ticks(block), Relaxed, Relaxed);
         let _ = MUTEX_FRACTION.compare_exchange(UNSET, fraction, Relaxed, Relaxed);
         let _ = STACK_DEPTH.compare_exchange(0, depth, Relaxed, Relaxed);
     });
@@ -255,7 +263,13 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(1);
         for _ in 0..1000 {
             let w = sample_block(5000, 1000, &mut rng).expect("always recorded");
-            assert_eq!(w, Weight { count: 1.0, cycles: 5000 });
+            assert_eq!(
+                w,
+                Weight {
+                    count: 1.0,
+                    cycles: 5000
+                }
+            );
         }
         assert_eq!(sample_block(5000, 0, &mut rng), None);
     }
@@ -279,10 +293,16 @@ mod tests {
         let (short_count, short_delay) = estimate(&mut rng, 100_000, 100);
         let (long_count, long_delay) = estimate(&mut rng, 10_000, 1000);
         let truth = 10_000_000.0;
-        assert!((short_delay / truth - 1.0).abs() < 0.10, "short {short_delay}");
+        assert!(
+            (short_delay / truth - 1.0).abs() < 0.10,
+            "short {short_delay}"
+        );
         assert!((long_delay / truth - 1.0).abs() < 0.10, "long {long_delay}");
         assert!((short_delay / long_delay - 1.0).abs() < 0.10);
-        assert!((short_count / 100_000.0 - 1.0).abs() < 0.10, "count {short_count}");
+        assert!(
+            (short_count / 100_000.0 - 1.0).abs() < 0.10,
+            "count {short_count}"
+        );
         assert_eq!(long_count, 10_000.0);
         // And it really did sample: a fraction near 10%, not all of them.
         let recorded = (0..10_000)
@@ -303,15 +323,25 @@ mod tests {
             }
         }
         assert!((count / 100_000.0 - 1.0).abs() < 0.05, "count {count}");
-        assert!((delay as f64 / 70_000_000.0 - 1.0).abs() < 0.05, "delay {delay}");
+        assert!(
+            (delay as f64 / 70_000_000.0 - 1.0).abs() < 0.05,
+            "delay {delay}"
+        );
         assert!((9_000..11_000).contains(&recorded), "{recorded}");
         assert_eq!(sample_mutex(700, 0, &mut rng), None);
         assert_eq!(
-            sample_mutex(u64::MAX, 3, &mut SmallRng::seed_from_u64(3)).map_or(u64::MAX, |w| w.cycles),
+            sample_mutex(u64::MAX, 3, &mut SmallRng::seed_from_u64(3))
+                .map_or(u64::MAX, |w| w.cycles),
             u64::MAX
         );
         for _ in 0..100 {
-            assert_eq!(sample_mutex(5, 1, &mut rng), Some(Weight { count: 1.0, cycles: 5 }));
+            assert_eq!(
+                sample_mutex(5, 1, &mut rng),
+                Some(Weight {
+                    count: 1.0,
+                    cycles: 5
+                })
+            );
         }
     }
 }

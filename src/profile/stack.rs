@@ -16,6 +16,7 @@
 //! marked function's caller: the public API call (or, when that was inlined,
 //! the user's frame that contains it).
 
+use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use super::rate::MAX_STACK_DEPTH;
@@ -44,20 +45,30 @@ impl StackMark {
 
 /// A captured stack: up to [`MAX_STACK_DEPTH`] return addresses, leaf first.
 pub(crate) struct StackBuf {
-    addrs: [usize; MAX_STACK_DEPTH],
+    /// `addrs[..len]` are initialised; the rest is never read (not zeroing
+    /// 8 KiB per capture matters on the recording path).
+    addrs: [MaybeUninit<usize>; MAX_STACK_DEPTH],
     len: usize,
     truncated: bool,
 }
 
 impl StackBuf {
     /// An empty buffer (8 KiB, meant to live on the stack).
-    pub(crate) const fn new() -> Self {
-        Self { addrs: [0; MAX_STACK_DEPTH], len: 0, truncated: false }
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        Self {
+            addrs: [const { MaybeUninit::uninit() }; MAX_STACK_DEPTH],
+            len: 0,
+            truncated: false,
+        }
     }
 
     /// The captured return addresses, leaf first.
     pub(crate) fn addrs(&self) -> &[usize] {
-        &self.addrs[..self.len]
+        let init = &self.addrs[..self.len];
+        // SAFETY: `push` initialised every element below `len`, and
+        // `MaybeUninit<usize>` has the layout of `usize`.
+        unsafe { &*(core::ptr::from_ref(init) as *const [usize]) }
     }
 
     /// Whether the stack was deeper than the limit and was cut.
@@ -73,7 +84,7 @@ impl StackBuf {
             self.truncated = true;
             return false;
         }
-        self.addrs[self.len] = addr;
+        self.addrs[self.len] = MaybeUninit::new(addr);
         self.len += 1;
         true
     }
@@ -96,7 +107,11 @@ pub(crate) fn capture(mark: StackMark, depth: usize, out: &mut StackBuf) {
     out.truncated = false;
     let method = match METHOD.load(Relaxed) {
         UNCHECKED => {
-            let method = if frame_pointer_walk_agrees() { FRAME_POINTERS } else { UNWINDER };
+            let method = if frame_pointer_walk_agrees() {
+                FRAME_POINTERS
+            } else {
+                UNWINDER
+            };
             METHOD.store(method, Relaxed);
             method
         }
@@ -104,7 +119,11 @@ pub(crate) fn capture(mark: StackMark, depth: usize, out: &mut StackBuf) {
     };
     if method == FRAME_POINTERS {
         // A mark of 0 keeps everything above this function.
-        let mark = if mark.0 == 0 { StackMark::of(&depth) } else { mark };
+        let mark = if mark.0 == 0 {
+            StackMark::of(&depth)
+        } else {
+            mark
+        };
         fp::walk(mark, depth, out);
     } else {
         capture_with_unwinder(mark, depth, out);
@@ -126,7 +145,11 @@ pub(crate) fn capture_with_unwinder(mark: StackMark, depth: usize, out: &mut Sta
     out.len = 0;
     out.truncated = false;
     let here = 0u8;
-    let mark = if mark.0 == 0 { StackMark::of(&here) } else { mark };
+    let mark = if mark.0 == 0 {
+        StackMark::of(&here)
+    } else {
+        mark
+    };
     // `Frame::sp` is, with the unwinders this path serves (libgcc's and
     // LLVM's `_Unwind_Backtrace`), the frame's own stack pointer: the bottom
     // of its frame, below its locals. So the marked frame's `sp` lies below
@@ -195,7 +218,11 @@ fn check_chain_inner() -> (Box<StackBuf>, Box<StackBuf>) {
     core::hint::black_box((walked, unwound))
 }
 
-#[cfg(all(any(target_arch = "x86_64", target_arch = "aarch64"), target_os = "linux", not(loom)))]
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(loom)
+))]
 mod fp {
     //! The frame-pointer walk. A frame record is two words: the caller's frame
     //! pointer, then the return address into the caller.
@@ -280,10 +307,12 @@ mod fp {
                 (record.read(), record.add(1).read())
             };
             if fp > mark.0 {
-                if !crossed && cfg!(target_arch = "aarch64") && pending_below_mark != 0 {
-                    if !out.push(pending_below_mark, depth) {
-                        return;
-                    }
+                if !crossed
+                    && cfg!(target_arch = "aarch64")
+                    && pending_below_mark != 0
+                    && !out.push(pending_below_mark, depth)
+                {
+                    return;
                 }
                 crossed = true;
                 if ret == 0 || !out.push(ret, depth) {
@@ -300,7 +329,11 @@ mod fp {
     }
 }
 
-#[cfg(not(all(any(target_arch = "x86_64", target_arch = "aarch64"), target_os = "linux", not(loom))))]
+#[cfg(not(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(loom)
+)))]
 mod fp {
     use super::{StackBuf, StackMark};
 
@@ -358,7 +391,10 @@ mod tests {
 
     #[test]
     fn frame_pointer_capture_skips_to_the_marked_frames_caller() {
-        assert!(uses_frame_pointers(), "this crate builds with frame pointers");
+        assert!(
+            uses_frame_pointers(),
+            "this crate builds with frame pointers"
+        );
         check_chain(false);
     }
 

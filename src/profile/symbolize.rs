@@ -101,8 +101,10 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> HashMap<usize
         return found;
     }
     let mut functions = FunctionInterner::default();
-    let resolved: Vec<(usize, Arc<Symbols>)> =
-        missing.into_iter().map(|addr| (addr, Arc::new(resolve(addr, &mut functions)))).collect();
+    let resolved: Vec<(usize, Arc<Symbols>)> = missing
+        .into_iter()
+        .map(|addr| (addr, Arc::new(resolve(addr, &mut functions))))
+        .collect();
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let cache = cache.get_or_insert_with(HashMap::new);
     for (addr, symbols) in resolved {
@@ -151,7 +153,10 @@ fn resolve_raw(pc: usize) -> Vec<RawFrame> {
             ),
             None => (String::new(), String::new()),
         };
-        let file = symbol.filename().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = symbol
+            .filename()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
         frames.push(RawFrame {
             name,
             system_name,
@@ -172,7 +177,9 @@ fn resolve(addr: usize, functions: &mut FunctionInterner) -> Symbols {
     let raw = resolve_raw(pc);
     let entry = enclosing_function(pc);
     let start_line = match (raw.last(), entry) {
-        (Some(outer), Some(entry)) if !outer.name.is_empty() => start_line(entry, &outer.system_name),
+        (Some(outer), Some(entry)) if !outer.name.is_empty() => {
+            start_line(entry, &outer.system_name)
+        }
         _ => 0,
     };
     let from_debug_info = !raw.is_empty() && raw.iter().all(|f| f.from_debug_info);
@@ -192,13 +199,21 @@ fn resolve(addr: usize, functions: &mut FunctionInterner) -> Symbols {
             line: f.line,
         })
         .collect();
-    Symbols { frames, entry: entry.unwrap_or(0), from_debug_info }
+    Symbols {
+        frames,
+        entry: entry.unwrap_or(0),
+        from_debug_info,
+    }
 }
 
 /// The line of a function's first instruction: its `fn` line in Rust's
 /// line tables. Cached per entry address.
 fn start_line(entry: usize, system_name: &str) -> u32 {
-    if let Some(cache) = START_LINES.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+    if let Some(cache) = START_LINES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+    {
         if let Some(&line) = cache.get(&entry) {
             return line;
         }
@@ -256,13 +271,18 @@ pub(crate) fn mappings() -> Vec<MappingInfo> {
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
         return Vec::new();
     };
-    let exe = std::fs::read_link("/proc/self/exe").ok().map(|p| p.to_string_lossy().into_owned());
+    let exe = std::fs::read_link("/proc/self/exe")
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned());
     let mut out = parse_maps(&maps);
     let mut ids = BUILD_IDS.lock().unwrap_or_else(|e| e.into_inner());
     let ids = ids.get_or_insert_with(HashMap::new);
     for m in &mut out {
         if m.file.starts_with('/') {
-            m.build_id = ids.entry(m.file.clone()).or_insert_with(|| elf_build_id(&m.file).unwrap_or_default()).clone();
+            m.build_id = ids
+                .entry(m.file.clone())
+                .or_insert_with(|| elf_build_id(&m.file).unwrap_or_default())
+                .clone();
         }
     }
     // Stable: keeps address order among the rest.
@@ -276,23 +296,37 @@ pub(crate) fn parse_maps(maps: &str) -> Vec<MappingInfo> {
     for line in maps.lines() {
         // start-end perms offset dev inode [path]
         let mut fields = line.splitn(6, ' ');
-        let (Some(range), Some(perms), Some(offset), Some(_dev), Some(_inode)) =
-            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
-        else {
+        let (Some(range), Some(perms), Some(offset), Some(_dev), Some(_inode)) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
             continue;
         };
         if perms.as_bytes().get(2) != Some(&b'x') {
             continue;
         }
-        let Some((start, end)) = range.split_once('-') else { continue };
-        let (Ok(start), Ok(limit), Ok(offset)) =
-            (u64::from_str_radix(start, 16), u64::from_str_radix(end, 16), u64::from_str_radix(offset, 16))
-        else {
+        let Some((start, end)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(start), Ok(limit), Ok(offset)) = (
+            u64::from_str_radix(start, 16),
+            u64::from_str_radix(end, 16),
+            u64::from_str_radix(offset, 16),
+        ) else {
             continue;
         };
         let file = fields.next().unwrap_or("").trim_start();
         let file = file.strip_suffix(" (deleted)").unwrap_or(file);
-        out.push(MappingInfo { start, limit, offset, file: file.to_owned(), build_id: String::new() });
+        out.push(MappingInfo {
+            start,
+            limit,
+            offset,
+            file: file.to_owned(),
+            build_id: String::new(),
+        });
     }
     out
 }
@@ -305,9 +339,17 @@ pub(crate) fn elf_build_id(path: &str) -> Option<String> {
     file.read_exact(&mut header).ok()?;
     let elf = Elf::new(&header)?;
     let (phoff, phentsize, phnum) = if elf.is64 {
-        (elf.u64(&header[32..]), elf.u16(&header[54..]) as u64, elf.u16(&header[56..]) as u64)
+        (
+            elf.u64(&header[32..]),
+            elf.u16(&header[54..]) as u64,
+            elf.u16(&header[56..]) as u64,
+        )
     } else {
-        (elf.u32(&header[28..]) as u64, elf.u16(&header[42..]) as u64, elf.u16(&header[44..]) as u64)
+        (
+            elf.u32(&header[28..]) as u64,
+            elf.u16(&header[42..]) as u64,
+            elf.u16(&header[44..]) as u64,
+        )
     };
     if phentsize < if elf.is64 { 56 } else { 32 } || phnum > 4096 {
         return None;
@@ -387,15 +429,27 @@ impl Elf {
     }
     fn u16(&self, b: &[u8]) -> u16 {
         let b = [b[0], b[1]];
-        if self.little { u16::from_le_bytes(b) } else { u16::from_be_bytes(b) }
+        if self.little {
+            u16::from_le_bytes(b)
+        } else {
+            u16::from_be_bytes(b)
+        }
     }
     fn u32(&self, b: &[u8]) -> u32 {
         let b = [b[0], b[1], b[2], b[3]];
-        if self.little { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) }
+        if self.little {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        }
     }
     fn u64(&self, b: &[u8]) -> u64 {
         let b: [u8; 8] = b[..8].try_into().unwrap_or([0; 8]);
-        if self.little { u64::from_le_bytes(b) } else { u64::from_be_bytes(b) }
+        if self.little {
+            u64::from_le_bytes(b)
+        } else {
+            u64::from_be_bytes(b)
+        }
     }
 }
 
@@ -423,9 +477,22 @@ mod tests {
         let symbols = symbolize([entry_fn + 8]);
         let s = &symbols[&(entry_fn + 8)];
         let outer = s.frames.last().expect("frames");
-        assert!(outer.function.name.ends_with("symbolize::tests::known_function"), "{outer:?}");
-        assert!(!outer.function.name.contains("::h"), "hash suffix kept: {}", outer.function.name);
-        assert!(outer.function.system_name.starts_with("_ZN") || outer.function.system_name.starts_with("_R"));
+        assert!(
+            outer
+                .function
+                .name
+                .ends_with("symbolize::tests::known_function"),
+            "{outer:?}"
+        );
+        assert!(
+            !outer.function.name.contains("::h"),
+            "hash suffix kept: {}",
+            outer.function.name
+        );
+        assert!(
+            outer.function.system_name.starts_with("_ZN")
+                || outer.function.system_name.starts_with("_R")
+        );
         assert!(outer.function.file.ends_with("symbolize.rs"), "{outer:?}");
         assert!(outer.line > 0 && outer.function.start_line > 0, "{outer:?}");
         assert_eq!(s.entry, entry_fn);
@@ -444,7 +511,10 @@ mod tests {
         assert_eq!(maps[0].file, exe.to_string_lossy());
         assert_eq!(maps[0].build_id.len(), 40, "{:?}", maps[0]);
         let here = maps_and_build_ids as fn() as usize as u64;
-        assert!(maps.iter().any(|m| m.start <= here && here < m.limit && m.file == maps[0].file));
+        assert!(
+            maps.iter()
+                .any(|m| m.start <= here && here < m.limit && m.file == maps[0].file)
+        );
         let parsed = parse_maps(
             "55d0c0a00000-55d0c0a20000 r--p 00000000 08:01 123 /bin/x\n\
              55d0c0a20000-55d0c0b00000 r-xp 00020000 08:01 123 /bin/x (deleted)\n\
@@ -452,7 +522,10 @@ mod tests {
              7ffd1e7f3000-7ffd1e7f4000 rw-p 00000000 00:00 0\n",
         );
         assert_eq!(parsed.len(), 2);
-        assert_eq!((parsed[0].start, parsed[0].limit, parsed[0].offset), (0x55d0c0a20000, 0x55d0c0b00000, 0x20000));
+        assert_eq!(
+            (parsed[0].start, parsed[0].limit, parsed[0].offset),
+            (0x55d0c0a20000, 0x55d0c0b00000, 0x20000)
+        );
         assert_eq!(parsed[0].file, "/bin/x");
         assert_eq!(parsed[1].file, "[vdso]");
         assert_eq!(elf_build_id("/proc/self/maps"), None);

@@ -58,12 +58,16 @@ impl Bucket {
     }
 
     fn add(&self, weight: Weight) {
-        let _ = self.count_bits.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
-            Some((f64::from_bits(bits) + weight.count).to_bits())
-        });
-        let _ = self.cycles.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
-            Some(c.saturating_add(weight.cycles))
-        });
+        let _ = self
+            .count_bits
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
+                Some((f64::from_bits(bits) + weight.count).to_bits())
+            });
+        let _ = self
+            .cycles
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                Some(c.saturating_add(weight.cycles))
+            });
     }
 
     /// The accumulated (count, ticks).
@@ -83,7 +87,10 @@ impl Bucket {
 fn same_site(a: Option<LockSite>, b: Option<LockSite>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => ptr::eq(a, b) || (a.line() == b.line() && a.column() == b.column() && a.file() == b.file()),
+        (Some(a), Some(b)) => {
+            ptr::eq(a, b)
+                || (a.line() == b.line() && a.column() == b.column() && a.file() == b.file())
+        }
         _ => false,
     }
 }
@@ -122,7 +129,14 @@ impl<'a> Key<'a> {
         h ^= h >> 33;
         h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
         h ^= h >> 33;
-        Self { hash: h, profile, event, site, truncated, addrs }
+        Self {
+            hash: h,
+            profile,
+            event,
+            site,
+            truncated,
+            addrs,
+        }
     }
 }
 
@@ -158,11 +172,16 @@ impl StackTable {
     /// An empty table holding at most `max_buckets` stacks.
     pub(crate) fn new(max_buckets: usize) -> Self {
         Self {
-            slots: (0..SLOTS).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
+            slots: (0..SLOTS)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
             all: AtomicPtr::new(ptr::null_mut()),
             len: AtomicUsize::new(0),
             max_buckets: AtomicUsize::new(max_buckets),
-            overflow: [AtomicPtr::new(ptr::null_mut()), AtomicPtr::new(ptr::null_mut())],
+            overflow: [
+                AtomicPtr::new(ptr::null_mut()),
+                AtomicPtr::new(ptr::null_mut()),
+            ],
             insert_lock: StdMutex::new(()),
         }
     }
@@ -337,7 +356,10 @@ mod tests {
                 s.spawn(move || {
                     for i in 0..500_000usize {
                         let stack = stack_of((i * 7 + t) % 10_000);
-                        let w = Weight { count: 1.0, cycles: 3 };
+                        let w = Weight {
+                            count: 1.0,
+                            cycles: 3,
+                        };
                         table.add(ProfileKind::Block, EventKind::Mutex, None, &stack, false, w);
                     }
                 });
@@ -363,8 +385,18 @@ mod tests {
                 }
             });
             for i in 0..100_000usize {
-                let w = Weight { count: 2.0, cycles: 5 };
-                table.add(ProfileKind::Mutex, EventKind::RwLockRead, None, &stack_of(i % 10_000), false, w);
+                let w = Weight {
+                    count: 2.0,
+                    cycles: 5,
+                };
+                table.add(
+                    ProfileKind::Mutex,
+                    EventKind::RwLockRead,
+                    None,
+                    &stack_of(i % 10_000),
+                    false,
+                    w,
+                );
             }
             stop.store(1, Ordering::Relaxed);
         });
@@ -381,11 +413,21 @@ mod tests {
     fn keys_distinguish_kind_site_and_truncation() {
         let table = StackTable::new(100);
         let here = core::panic::Location::caller();
-        let w = Weight { count: 1.0, cycles: 1 };
+        let w = Weight {
+            count: 1.0,
+            cycles: 1,
+        };
         let s = stack_of(1);
         table.add(ProfileKind::Block, EventKind::Mutex, None, &s, false, w);
         table.add(ProfileKind::Block, EventKind::Condvar, None, &s, false, w);
-        table.add(ProfileKind::Block, EventKind::Mutex, Some(here), &s, false, w);
+        table.add(
+            ProfileKind::Block,
+            EventKind::Mutex,
+            Some(here),
+            &s,
+            false,
+            w,
+        );
         table.add(ProfileKind::Block, EventKind::Mutex, None, &s, true, w);
         table.add(ProfileKind::Block, EventKind::Mutex, None, &s, false, w);
         assert_eq!(table.len(), 4);

@@ -93,10 +93,22 @@ impl Profile {
                     writeln!(w, "#\t{pc:#x}")?;
                 }
                 let entry = symbols.get(&addr).map_or(0, |s| s.entry);
-                let offset = if entry != 0 && entry <= pc { pc - entry } else { 0 };
+                let offset = if entry != 0 && entry <= pc {
+                    pc - entry
+                } else {
+                    0
+                };
                 for frame in frames {
-                    let file = if frame.function.file.is_empty() { "?" } else { &frame.function.file };
-                    writeln!(w, "#\t{pc:#x}\t{}+{offset:#x}\t{file}:{}", frame.function.name, frame.line)?;
+                    let file = if frame.function.file.is_empty() {
+                        "?"
+                    } else {
+                        &frame.function.file
+                    };
+                    writeln!(
+                        w,
+                        "#\t{pc:#x}\t{}+{offset:#x}\t{file}:{}",
+                        frame.function.name, frame.line
+                    )?;
                 }
             }
             if let Some(name) = record.synthetic_frame() {
@@ -198,7 +210,10 @@ impl Profile {
     #[cfg(feature = "flamegraph")]
     pub fn write_flamegraph(&self, w: impl Write, by: Value) -> io::Result<()> {
         let folded = self.folded(by);
-        let lines: Vec<String> = folded.iter().map(|(stack, value)| format!("{stack} {value}")).collect();
+        let lines: Vec<String> = folded
+            .iter()
+            .map(|(stack, value)| format!("{stack} {value}"))
+            .collect();
         let mut options = inferno::flamegraph::Options::default();
         options.title = match self.kind {
             ProfileKind::Block => "Block profile (where threads waited)".to_owned(),
@@ -211,7 +226,11 @@ impl Profile {
         if lines.is_empty() {
             // inferno refuses empty input; draw an empty graph instead.
             options.subtitle = Some("no samples".to_owned());
-            return inferno::flamegraph::from_lines(&mut options, ["syncprof::no_samples 1"].iter().copied(), w);
+            return inferno::flamegraph::from_lines(
+                &mut options,
+                ["syncprof::no_samples 1"].iter().copied(),
+                w,
+            );
         }
         inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), w)
     }
