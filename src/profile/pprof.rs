@@ -12,7 +12,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use prost::Message;
 
-use super::symbolize::{self, FunctionInfo, MappingInfo, Symbols};
+use super::symbolize::{self, AddrMap, FunctionInfo, MappingInfo, Symbols};
 use super::{EventKind, LockSite, Profile, ProfileKind, Record, clock};
 
 /// The messages of `profile.proto`, with its field numbers. Only the fields
@@ -236,7 +236,7 @@ impl Profile {
     }
 
     /// Every return address of every record, symbolized (cached).
-    pub(crate) fn symbols(&self) -> HashMap<usize, Arc<Symbols>> {
+    pub(crate) fn symbols(&self) -> AddrMap<Arc<Symbols>> {
         symbolize::symbolize(self.records.iter().flat_map(|r| r.addrs.iter().copied()))
     }
 
@@ -370,14 +370,16 @@ struct MappingUse {
 /// Interns strings, functions, locations and mappings, numbering each from 1
 /// (0 in the string table is `""`).
 struct Builder<'s> {
-    symbols: &'s HashMap<usize, Arc<Symbols>>,
+    symbols: &'s AddrMap<Arc<Symbols>>,
     strings: Vec<String>,
     string_ids: HashMap<String, i64>,
     functions: Vec<pb::Function>,
-    function_ids: HashMap<&'s FunctionInfo, u64>,
+    /// Keyed by `Arc` pointer: the symbol cache shares one `Arc` per
+    /// distinct function.
+    function_ids: AddrMap<u64>,
     synthetic_functions: HashMap<&'static str, u64>,
     locations: Vec<pb::Location>,
-    location_ids: HashMap<usize, u64>,
+    location_ids: AddrMap<u64>,
     synthetic_locations: HashMap<&'static str, u64>,
     mappings: Vec<MappingInfo>,
     mapping_use: Vec<MappingUse>,
@@ -386,7 +388,7 @@ struct Builder<'s> {
 }
 
 impl<'s> Builder<'s> {
-    fn new(symbols: &'s HashMap<usize, Arc<Symbols>>) -> Self {
+    fn new(symbols: &'s AddrMap<Arc<Symbols>>) -> Self {
         let mappings = if symbols.is_empty() {
             Vec::new()
         } else {
@@ -409,10 +411,10 @@ impl<'s> Builder<'s> {
             strings: Vec::new(),
             string_ids: HashMap::new(),
             functions: Vec::new(),
-            function_ids: HashMap::new(),
+            function_ids: AddrMap::default(),
             synthetic_functions: HashMap::new(),
             locations: Vec::new(),
-            location_ids: HashMap::new(),
+            location_ids: AddrMap::default(),
             synthetic_locations: HashMap::new(),
             mappings,
             mapping_use,
@@ -440,7 +442,8 @@ impl<'s> Builder<'s> {
     }
 
     fn function(&mut self, info: &'s FunctionInfo) -> u64 {
-        if let Some(&id) = self.function_ids.get(info) {
+        let key = core::ptr::from_ref(info) as usize;
+        if let Some(&id) = self.function_ids.get(&key) {
             return id;
         }
         let id = self.functions.len() as u64 + 1;
@@ -452,7 +455,7 @@ impl<'s> Builder<'s> {
             start_line: i64::from(info.start_line),
         };
         self.functions.push(function);
-        self.function_ids.insert(info, id);
+        self.function_ids.insert(key, id);
         id
     }
 

@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex as StdMutex};
 
 /// A function as pprof describes it.
@@ -65,34 +66,66 @@ impl Symbols {
     }
 }
 
-/// The symbol cache: return address -> symbols. Protects only the map; held
-/// for lookups and insertions, never while resolving (`backtrace` has its own
-/// lock). A plain std mutex: the profiler never uses a syncprof primitive.
-static CACHE: StdMutex<Option<HashMap<usize, Arc<Symbols>>>> = StdMutex::new(None);
+/// A hasher for maps keyed by addresses and pointers (Fx-style
+/// multiply-rotate): SipHash's DoS resistance buys nothing for keys an
+/// attacker does not choose, and costs most of an export's time.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by address (or pointer), hashed with [`AddrHasher`].
+pub(crate) type AddrMap<V> = HashMap<usize, V, BuildHasherDefault<AddrHasher>>;
+
+/// What the symbol cache holds.
+#[derive(Default)]
+struct Cache {
+    /// Return address -> symbols.
+    symbols: AddrMap<Arc<Symbols>>,
+    /// Every distinct function seen, so that equal functions share one
+    /// `Arc` and exports can key functions by pointer.
+    functions: HashMap<FunctionInfo, Arc<FunctionInfo>>,
+}
+
+/// The symbol cache. Protects only the maps; held for lookups and
+/// insertions, never while resolving (`backtrace` has its own lock). A plain
+/// std mutex: the profiler never uses a syncprof primitive.
+static CACHE: StdMutex<Option<Cache>> = StdMutex::new(None);
 
 /// Function start lines by entry address (the line of the entry
 /// instruction), so each function is resolved once. Protected like [`CACHE`].
 static START_LINES: StdMutex<Option<HashMap<usize, u32>>> = StdMutex::new(None);
 
 /// Symbolizes return addresses: for each, the frames of the call instruction
-/// (`addr - 1`). Cached across calls.
-pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> HashMap<usize, Arc<Symbols>> {
-    let mut found = HashMap::new();
+/// (`addr - 1`). Cached across calls; equal functions share one `Arc`.
+pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> AddrMap<Arc<Symbols>> {
+    let mut found = AddrMap::default();
     let mut missing = Vec::new();
     {
         let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-        let cache = cache.get_or_insert_with(HashMap::new);
+        let cache = cache.get_or_insert_with(Cache::default);
         for addr in addrs {
-            if found.contains_key(&addr) {
-                continue;
-            }
-            match cache.get(&addr) {
-                Some(symbols) => {
-                    found.insert(addr, Arc::clone(symbols));
-                }
-                None => {
-                    found.insert(addr, Arc::default());
-                    missing.push(addr);
+            if let std::collections::hash_map::Entry::Vacant(slot) = found.entry(addr) {
+                match cache.symbols.get(&addr) {
+                    Some(symbols) => {
+                        slot.insert(Arc::clone(symbols));
+                    }
+                    None => missing.push(addr),
                 }
             }
         }
@@ -100,15 +133,24 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> HashMap<usize
     if missing.is_empty() {
         return found;
     }
-    let mut functions = FunctionInterner::default();
-    let resolved: Vec<(usize, Arc<Symbols>)> = missing
+    let resolved: Vec<(usize, Symbols)> = missing
         .into_iter()
-        .map(|addr| (addr, Arc::new(resolve(addr, &mut functions))))
+        .map(|addr| (addr, resolve(addr)))
         .collect();
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let cache = cache.get_or_insert_with(HashMap::new);
-    for (addr, symbols) in resolved {
-        let symbols = cache.entry(addr).or_insert(symbols);
+    let cache = cache.get_or_insert_with(Cache::default);
+    for (addr, mut symbols) in resolved {
+        for frame in &mut symbols.frames {
+            let shared = cache
+                .functions
+                .entry(FunctionInfo::clone(&frame.function))
+                .or_insert_with(|| Arc::clone(&frame.function));
+            frame.function = Arc::clone(shared);
+        }
+        let symbols = cache
+            .symbols
+            .entry(addr)
+            .or_insert_with(|| Arc::new(symbols));
         found.insert(addr, Arc::clone(symbols));
     }
     found
@@ -119,16 +161,6 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> HashMap<usize
 pub(crate) fn clear_cache() {
     *CACHE.lock().unwrap_or_else(|e| e.into_inner()) = None;
     *START_LINES.lock().unwrap_or_else(|e| e.into_inner()) = None;
-}
-
-/// Shares one `FunctionInfo` per distinct function within a batch.
-#[derive(Default)]
-struct FunctionInterner(HashMap<FunctionInfo, Arc<FunctionInfo>>);
-
-impl FunctionInterner {
-    fn get(&mut self, info: FunctionInfo) -> Arc<FunctionInfo> {
-        Arc::clone(self.0.entry(info.clone()).or_insert_with(|| Arc::new(info)))
-    }
 }
 
 /// One symbol as `backtrace` reports it, before interning.
@@ -169,7 +201,7 @@ fn resolve_raw(pc: usize) -> Vec<RawFrame> {
     frames
 }
 
-fn resolve(addr: usize, functions: &mut FunctionInterner) -> Symbols {
+fn resolve(addr: usize) -> Symbols {
     if addr <= 1 {
         return Symbols::default();
     }
@@ -189,7 +221,7 @@ fn resolve(addr: usize, functions: &mut FunctionInterner) -> Symbols {
         .enumerate()
         .filter(|(_, f)| !f.name.is_empty())
         .map(|(i, f)| FrameInfo {
-            function: functions.get(FunctionInfo {
+            function: Arc::new(FunctionInfo {
                 name: f.name.into(),
                 system_name: f.system_name.into(),
                 file: f.file.into(),

@@ -7,7 +7,41 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use super::symbolize::{AddrMap, Symbols};
 use super::{Profile, ProfileKind, Record};
+
+/// The `#` lines of one return address in Go's debug=1 text: one per
+/// logical frame, innermost first, all at the call instruction's address and
+/// offset from the real (outermost) function's entry, as Go prints inlined
+/// frames; a bare `#\t0x…` when nothing resolved.
+fn render_frame_lines(addr: usize, symbols: Option<&Symbols>) -> String {
+    use std::fmt::Write as _;
+    let pc = addr.saturating_sub(1);
+    let mut out = String::new();
+    let Some(symbols) = symbols.filter(|s| !s.frames.is_empty()) else {
+        let _ = writeln!(out, "#\t{pc:#x}");
+        return out;
+    };
+    let entry = symbols.entry;
+    let offset = if entry != 0 && entry <= pc {
+        pc - entry
+    } else {
+        0
+    };
+    for frame in &symbols.frames {
+        let file = if frame.function.file.is_empty() {
+            "?"
+        } else {
+            &frame.function.file
+        };
+        let _ = writeln!(
+            out,
+            "#\t{pc:#x}\t{}+{offset:#x}\t{file}:{}",
+            frame.function.name, frame.line
+        );
+    }
+    out
+}
 
 /// Which value a folded stack or flame graph is weighted by.
 ///
@@ -71,6 +105,7 @@ impl Profile {
     /// ```
     pub fn write_text(&self, w: impl Write) -> io::Result<()> {
         let symbols = self.symbols();
+        let mut frame_lines: AddrMap<String> = AddrMap::default();
         let mut w = io::BufWriter::new(w);
         match self.kind {
             ProfileKind::Block => writeln!(w, "--- contention:")?,
@@ -87,29 +122,12 @@ impl Profile {
             }
             writeln!(w)?;
             for &addr in &record.addrs {
-                let pc = addr.saturating_sub(1);
-                let frames = symbols.get(&addr).map_or(&[][..], |s| &s.frames[..]);
-                if frames.is_empty() {
-                    writeln!(w, "#\t{pc:#x}")?;
-                }
-                let entry = symbols.get(&addr).map_or(0, |s| s.entry);
-                let offset = if entry != 0 && entry <= pc {
-                    pc - entry
-                } else {
-                    0
-                };
-                for frame in frames {
-                    let file = if frame.function.file.is_empty() {
-                        "?"
-                    } else {
-                        &frame.function.file
-                    };
-                    writeln!(
-                        w,
-                        "#\t{pc:#x}\t{}+{offset:#x}\t{file}:{}",
-                        frame.function.name, frame.line
-                    )?;
-                }
+                // An address's frame lines are the same in every record.
+                let lines = frame_lines.entry(addr).or_insert_with(|| {
+                    let symbols = symbols.get(&addr).map(|s| &**s);
+                    render_frame_lines(addr, symbols)
+                });
+                w.write_all(lines.as_bytes())?;
             }
             if let Some(name) = record.synthetic_frame() {
                 writeln!(w, "#\t0x0\t{name}+0x0\t?:0")?;
@@ -158,6 +176,8 @@ impl Profile {
     /// Folded stacks and their summed values, sorted by stack.
     pub(crate) fn folded(&self, by: Value) -> BTreeMap<String, u64> {
         let symbols = self.symbols();
+        // An address's part of a folded line, outermost frame first.
+        let mut fragments: AddrMap<String> = AddrMap::default();
         let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
         let mut line = String::new();
         for record in &self.records {
@@ -166,27 +186,35 @@ impl Profile {
                 continue;
             }
             line.clear();
-            let mut push = |name: &str| {
+            if let Some(name) = record.synthetic_frame() {
+                line.push_str(name);
+            }
+            for &addr in record.addrs.iter().rev() {
+                let fragment = fragments.entry(addr).or_insert_with(|| {
+                    let frames = symbols.get(&addr).map_or(&[][..], |s| &s.frames[..]);
+                    if frames.is_empty() {
+                        return format!("{:#x}", addr.saturating_sub(1));
+                    }
+                    let mut fragment = String::new();
+                    for frame in frames.iter().rev() {
+                        if !fragment.is_empty() {
+                            fragment.push(';');
+                        }
+                        fragment.push_str(&frame.function.name.replace(';', ":"));
+                    }
+                    fragment
+                });
                 if !line.is_empty() {
                     line.push(';');
                 }
-                line.extend(name.chars().map(|c| if c == ';' { ':' } else { c }));
-            };
-            if let Some(name) = record.synthetic_frame() {
-                push(name);
+                line.push_str(fragment);
             }
-            for &addr in record.addrs.iter().rev() {
-                match symbols.get(&addr).map(|s| &s.frames[..]) {
-                    Some(frames) if !frames.is_empty() => {
-                        for frame in frames.iter().rev() {
-                            push(&frame.function.name);
-                        }
-                    }
-                    _ => push(&format!("{:#x}", addr.saturating_sub(1))),
+            match stacks.get_mut(line.as_str()) {
+                Some(sum) => *sum = sum.saturating_add(value),
+                None => {
+                    stacks.insert(line.clone(), value);
                 }
             }
-            let sum = stacks.entry(line.clone()).or_insert(0);
-            *sum = sum.saturating_add(value);
         }
         stacks
     }
