@@ -12,7 +12,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use prost::Message;
 
-use super::symbolize::{self, AddrMap, FunctionInfo, MappingInfo, Symbols};
+use super::symbolize::{self, AddrMap, FastMap, FunctionInfo, MappingInfo, Symbols};
 use super::{EventKind, LockSite, Profile, ProfileKind, Record, clock};
 
 /// The messages of `profile.proto`, with its field numbers. Only the fields
@@ -372,7 +372,10 @@ struct MappingUse {
 struct Builder<'s> {
     symbols: &'s AddrMap<Arc<Symbols>>,
     strings: Vec<String>,
-    string_ids: HashMap<String, i64>,
+    string_ids: FastMap<String, i64>,
+    /// String ids keyed by the `Arc<str>` pointer (the symbol cache shares
+    /// one `Arc` per distinct name or file).
+    shared_string_ids: AddrMap<i64>,
     functions: Vec<pb::Function>,
     /// Keyed by `Arc` pointer: the symbol cache shares one `Arc` per
     /// distinct function.
@@ -409,7 +412,8 @@ impl<'s> Builder<'s> {
         let mut b = Builder {
             symbols,
             strings: Vec::new(),
-            string_ids: HashMap::new(),
+            string_ids: FastMap::default(),
+            shared_string_ids: AddrMap::default(),
             functions: Vec::new(),
             function_ids: AddrMap::default(),
             synthetic_functions: HashMap::new(),
@@ -434,6 +438,16 @@ impl<'s> Builder<'s> {
         id
     }
 
+    fn shared_string(&mut self, s: &Arc<str>) -> i64 {
+        let key = Arc::as_ptr(s).cast::<u8>() as usize;
+        if let Some(&id) = self.shared_string_ids.get(&key) {
+            return id;
+        }
+        let id = self.string(s);
+        self.shared_string_ids.insert(key, id);
+        id
+    }
+
     fn value_type(&mut self, r#type: &str, unit: &str) -> pb::ValueType {
         pb::ValueType {
             r#type: self.string(r#type),
@@ -449,9 +463,9 @@ impl<'s> Builder<'s> {
         let id = self.functions.len() as u64 + 1;
         let function = pb::Function {
             id,
-            name: self.string(&info.name),
-            system_name: self.string(&info.system_name),
-            filename: self.string(&info.file),
+            name: self.shared_string(&info.name),
+            system_name: self.shared_string(&info.system_name),
+            filename: self.shared_string(&info.file),
             start_line: i64::from(info.start_line),
         };
         self.functions.push(function);

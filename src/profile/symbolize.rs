@@ -74,7 +74,13 @@ pub(crate) struct AddrHasher(u64);
 
 impl Hasher for AddrHasher {
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        for &b in chunks.remainder() {
             self.write_u64(u64::from(b));
         }
     }
@@ -92,6 +98,9 @@ impl Hasher for AddrHasher {
 /// A map keyed by address (or pointer), hashed with [`AddrHasher`].
 pub(crate) type AddrMap<V> = HashMap<usize, V, BuildHasherDefault<AddrHasher>>;
 
+/// A map with other keys hashed by [`AddrHasher`].
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<AddrHasher>>;
+
 /// What the symbol cache holds.
 #[derive(Default)]
 struct Cache {
@@ -99,7 +108,9 @@ struct Cache {
     symbols: AddrMap<Arc<Symbols>>,
     /// Every distinct function seen, so that equal functions share one
     /// `Arc` and exports can key functions by pointer.
-    functions: HashMap<FunctionInfo, Arc<FunctionInfo>>,
+    functions: FastMap<FunctionInfo, Arc<FunctionInfo>>,
+    /// Every distinct name and file, shared the same way.
+    strings: FastMap<Arc<str>, ()>,
 }
 
 /// The symbol cache. Protects only the maps; held for lookups and
@@ -141,11 +152,28 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> AddrMap<Arc<S
     let cache = cache.get_or_insert_with(Cache::default);
     for (addr, mut symbols) in resolved {
         for frame in &mut symbols.frames {
-            let shared = cache
-                .functions
-                .entry(FunctionInfo::clone(&frame.function))
-                .or_insert_with(|| Arc::clone(&frame.function));
-            frame.function = Arc::clone(shared);
+            let shared = match cache.functions.get(&*frame.function) {
+                Some(shared) => Arc::clone(shared),
+                None => {
+                    let mut string = |s: &Arc<str>| match cache.strings.get_key_value(s) {
+                        Some((shared, ())) => Arc::clone(shared),
+                        None => {
+                            cache.strings.insert(Arc::clone(s), ());
+                            Arc::clone(s)
+                        }
+                    };
+                    let info = FunctionInfo {
+                        name: string(&frame.function.name),
+                        system_name: string(&frame.function.system_name),
+                        file: string(&frame.function.file),
+                        start_line: frame.function.start_line,
+                    };
+                    let shared = Arc::new(info.clone());
+                    cache.functions.insert(info, Arc::clone(&shared));
+                    shared
+                }
+            };
+            frame.function = shared;
         }
         let symbols = cache
             .symbols
