@@ -4,6 +4,7 @@
 //! in `pprof.go`, `profileBuilder` in `proto.go`), then gzipped.
 
 use std::collections::HashMap;
+use std::hash::Hasher;
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -12,7 +13,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use prost::Message;
 
-use super::symbolize::{self, AddrMap, FastMap, FunctionInfo, MappingInfo, Symbols};
+use super::symbolize::{self, AddrHasher, AddrMap, FunctionInfo, MappingInfo, Symbols};
 use super::{EventKind, LockSite, Profile, ProfileKind, Record, clock};
 
 /// The messages of `profile.proto`, with its field numbers. Only the fields
@@ -372,7 +373,10 @@ struct MappingUse {
 struct Builder<'s> {
     symbols: &'s AddrMap<Arc<Symbols>>,
     strings: Vec<String>,
-    string_ids: FastMap<String, i64>,
+    /// String ids by a 64-bit hash of the string; the rare string whose hash
+    /// collides with another's goes to `colliding_string_ids`.
+    string_ids: AddrMap<i64>,
+    colliding_string_ids: HashMap<String, i64>,
     /// String ids keyed by the `Arc<str>` pointer (the symbol cache shares
     /// one `Arc` per distinct name or file).
     shared_string_ids: AddrMap<i64>,
@@ -411,14 +415,18 @@ impl<'s> Builder<'s> {
         ];
         let mut b = Builder {
             symbols,
-            strings: Vec::new(),
-            string_ids: FastMap::default(),
-            shared_string_ids: AddrMap::default(),
-            functions: Vec::new(),
-            function_ids: AddrMap::default(),
+            strings: Vec::with_capacity(4 * symbols.len()),
+            string_ids: AddrMap::with_capacity_and_hasher(4 * symbols.len(), Default::default()),
+            colliding_string_ids: HashMap::new(),
+            shared_string_ids: AddrMap::with_capacity_and_hasher(
+                4 * symbols.len(),
+                Default::default(),
+            ),
+            functions: Vec::with_capacity(2 * symbols.len()),
+            function_ids: AddrMap::with_capacity_and_hasher(2 * symbols.len(), Default::default()),
             synthetic_functions: HashMap::new(),
-            locations: Vec::new(),
-            location_ids: AddrMap::default(),
+            locations: Vec::with_capacity(symbols.len() + 2),
+            location_ids: AddrMap::with_capacity_and_hasher(symbols.len(), Default::default()),
             synthetic_locations: HashMap::new(),
             mappings,
             mapping_use,
@@ -429,12 +437,27 @@ impl<'s> Builder<'s> {
     }
 
     fn string(&mut self, s: &str) -> i64 {
-        if let Some(&id) = self.string_ids.get(s) {
-            return id;
+        let hash = {
+            let mut h = AddrHasher::default();
+            h.write(s.as_bytes());
+            h.finish() as usize
+        };
+        match self.string_ids.get(&hash) {
+            Some(&id) if self.strings[id as usize] == s => return id,
+            Some(_) => {
+                if let Some(&id) = self.colliding_string_ids.get(s) {
+                    return id;
+                }
+                let id = self.strings.len() as i64;
+                self.strings.push(s.to_owned());
+                self.colliding_string_ids.insert(s.to_owned(), id);
+                return id;
+            }
+            None => {}
         }
         let id = self.strings.len() as i64;
         self.strings.push(s.to_owned());
-        self.string_ids.insert(s.to_owned(), id);
+        self.string_ids.insert(hash, id);
         id
     }
 
