@@ -272,7 +272,7 @@ fn folded_of(profile: &Profile, by: text::Value) -> String {
     String::from_utf8(out).unwrap()
 }
 
-fn string<'p>(p: &'p pb::Profile, i: i64) -> &'p str {
+fn string(p: &pb::Profile, i: i64) -> &str {
     &p.string_table[usize::try_from(i).unwrap()]
 }
 

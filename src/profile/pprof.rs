@@ -283,7 +283,7 @@ impl Profile {
         let kind_key = b.string("kind");
         let lock_key = b.string("lock");
         let mut order: Vec<&Record> = self.records.iter().collect();
-        order.sort_by(|a, b| b.delay_nanos.cmp(&a.delay_nanos));
+        order.sort_by_key(|r| std::cmp::Reverse(r.delay_nanos));
         let mut site_labels: HashMap<(&str, u32), i64> = HashMap::new();
         let samples = order
             .into_iter()
