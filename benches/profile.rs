@@ -1,3 +1,4 @@
+#![allow(missing_docs)] // criterion_group! generates undocumented items
 //! The profiler's own costs: stack capture (frame pointers and the fallback
 //! unwinder), a table update for an existing stack, a full recorded event,
 //! and the rate check a slow path makes.

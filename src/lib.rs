@@ -6,5 +6,8 @@
 #![warn(missing_docs)]
 
 pub mod profile;
+pub mod sync;
+
+pub use sync::mpsc;
 
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};

@@ -220,6 +220,15 @@ impl StackTable {
             bucket.add(weight);
             return;
         }
+        // A full table charges the overflow bucket, without a lock once it exists.
+        if self.len.load(Ordering::Relaxed) >= self.max_buckets() {
+            let overflow = self.overflow[profile as usize].load(Ordering::Acquire);
+            if !overflow.is_null() {
+                // SAFETY: published overflow buckets live as long as the table.
+                unsafe { &*overflow }.add(weight);
+                return;
+            }
+        }
         self.insert(slot, &key).add(weight);
     }
 

@@ -1,0 +1,3 @@
+//! Drop-in replacements for `std::sync` primitives that record where threads block.
+
+pub mod mpsc;

@@ -1,0 +1,705 @@
+//! Multi-producer, single-consumer channels with `std::sync::mpsc`'s API that
+//! record their blocking waits in the block profile.
+//!
+//! Replace `use std::sync::mpsc` with `use syncprof::mpsc` and nothing else
+//! changes: the queues *are* std's (each handle wraps the std handle), so
+//! ordering, capacity, disconnection and the errors that hand the value back
+//! behave exactly as in std. The error types are std's own, re-exported.
+//!
+//! # What is recorded
+//!
+//! Every operation first tries std's non-blocking form (`try_recv`,
+//! `try_send`). Only when that would block does it take a `#[cold]` slow
+//! path that, if block profiling is on ([`set_block_rate`]), times std's
+//! blocking call and records one block event:
+//!
+//! | operation | when it records | [`EventKind`] |
+//! |---|---|---|
+//! | [`Receiver::recv`], [`Receiver::recv_timeout`], the next step of [`Iter`] / [`IntoIter`] | the channel was empty | [`ChanRecv`](EventKind::ChanRecv) |
+//! | [`SyncSender::send`] | the buffer was full, or (capacity 0) no receiver was waiting | [`ChanSend`](EventKind::ChanSend) |
+//!
+//! The event's delay runs from the start of the wait to its end, whether the
+//! wait ended with a message, a disconnection or a timeout. Its stack is the
+//! waiting thread's, leaf first, starting at the public method above
+//! (`Receiver::recv`, `SyncSender::send`, `Iter::next`, ...); its lock site is
+//! where [`channel`] or [`sync_channel`] was called. [`Sender::send`],
+//! [`SyncSender::try_send`], [`Receiver::try_recv`] and [`TryIter`] never
+//! block and never record. An operation that does not block costs what std's
+//! costs, plus one predictable branch.
+//!
+//! [`set_block_rate`]: crate::set_block_rate
+//! [`EventKind`]: crate::profile::EventKind
+//!
+//! # Examples
+//!
+//! ```
+//! use std::thread;
+//! use syncprof::mpsc;
+//!
+//! syncprof::set_block_rate(1); // record every blocking wait
+//! let (tx, rx) = mpsc::channel();
+//! let producer = thread::spawn(move || {
+//!     for i in 0..10 {
+//!         tx.send(i).unwrap();
+//!     }
+//! });
+//! // Waits for the producer (when it is slower): those waits are recorded.
+//! let sum: i32 = rx.iter().sum();
+//! producer.join().unwrap();
+//! assert_eq!(sum, 45);
+//!
+//! for record in syncprof::profile::block().records() {
+//!     println!("{:?} at {:?}: {:?}", record.event_kind(), record.lock_site(), record.delay());
+//! }
+//! # syncprof::set_block_rate(0);
+//! ```
+
+use core::fmt;
+use core::panic::Location;
+use std::sync::mpsc as std_mpsc;
+use std::time::Duration;
+
+pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
+
+use crate::profile::{self, EventKind, LockSite, StackMark};
+
+/// Creates an unbounded channel, as [`std::sync::mpsc::channel`].
+///
+/// Sending never blocks; [`Receiver::recv`] blocks while the channel is
+/// empty, and those waits are recorded in the block profile with the caller
+/// of `channel` as their lock site.
+///
+/// # Examples
+///
+/// ```
+/// use std::thread;
+/// use syncprof::mpsc::channel;
+///
+/// let (tx, rx) = channel();
+/// thread::spawn(move || tx.send(42).unwrap());
+/// assert_eq!(rx.recv(), Ok(42));
+/// ```
+#[track_caller]
+pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
+    let site = Location::caller();
+    let (tx, rx) = std_mpsc::channel();
+    (Sender { inner: tx }, Receiver { inner: rx, site })
+}
+
+/// Creates a channel whose buffer holds at most `bound` messages, as
+/// [`std::sync::mpsc::sync_channel`].
+///
+/// [`SyncSender::send`] blocks while the buffer is full. With `bound == 0`
+/// the channel is a rendezvous: every `send` waits until a receiver takes the
+/// message. Both the senders' and the receiver's waits are recorded in the
+/// block profile with the caller of `sync_channel` as their lock site.
+///
+/// # Examples
+///
+/// ```
+/// use std::thread;
+/// use syncprof::mpsc::sync_channel;
+///
+/// let (tx, rx) = sync_channel(1);
+/// tx.send(1).unwrap(); // fills the buffer without blocking
+/// let sender = thread::spawn(move || tx.send(2).unwrap()); // waits for room
+/// assert_eq!(rx.recv(), Ok(1));
+/// assert_eq!(rx.recv(), Ok(2));
+/// sender.join().unwrap();
+/// ```
+///
+/// A rendezvous channel:
+///
+/// ```
+/// use std::thread;
+/// use syncprof::mpsc::sync_channel;
+///
+/// let (tx, rx) = sync_channel(0);
+/// let sender = thread::spawn(move || tx.send("hand over").unwrap());
+/// assert_eq!(rx.recv(), Ok("hand over"));
+/// sender.join().unwrap();
+/// ```
+#[track_caller]
+pub fn sync_channel<T>(bound: usize) -> (SyncSender<T>, Receiver<T>) {
+    let site = Location::caller();
+    let (tx, rx) = std_mpsc::sync_channel(bound);
+    (SyncSender { inner: tx, site }, Receiver { inner: rx, site })
+}
+
+/// The sending half of a [`channel`], as [`std::sync::mpsc::Sender`].
+///
+/// Sending on an unbounded channel never blocks, so a `Sender` records
+/// nothing; it is std's sender, wrapped. Clone it to send from several
+/// threads (it is also `Sync`, as std's is).
+///
+/// # Examples
+///
+/// ```
+/// use std::thread;
+/// use syncprof::mpsc::channel;
+///
+/// let (tx, rx) = channel();
+/// let workers: Vec<_> = (0..3)
+///     .map(|id| {
+///         let tx = tx.clone();
+///         thread::spawn(move || tx.send(id).unwrap())
+///     })
+///     .collect();
+/// drop(tx);
+/// let mut ids: Vec<i32> = rx.iter().collect();
+/// ids.sort();
+/// assert_eq!(ids, [0, 1, 2]);
+/// for worker in workers {
+///     worker.join().unwrap();
+/// }
+/// ```
+pub struct Sender<T> {
+    inner: std_mpsc::Sender<T>,
+}
+
+impl<T> Sender<T> {
+    /// Sends `t` on the channel without blocking, as
+    /// [`std::sync::mpsc::Sender::send`]. Records nothing.
+    ///
+    /// A successful send does not mean the message will be received: the
+    /// receiver may be dropped before it gets to it.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`SendError`] holding `t` when the [`Receiver`] has been
+    /// dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncprof::mpsc::{channel, SendError};
+    ///
+    /// let (tx, rx) = channel();
+    /// assert_eq!(tx.send(1), Ok(()));
+    /// drop(rx);
+    /// assert_eq!(tx.send(2), Err(SendError(2)));
+    /// ```
+    #[inline]
+    pub fn send(&self, t: T) -> Result<(), SendError<T>> {
+        self.inner.send(t)
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    /// Another sender on the same channel; the channel stays connected until
+    /// every sender is dropped.
+    fn clone(&self) -> Self {
+        Sender {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender").finish_non_exhaustive()
+    }
+}
+
+/// The sending half of a [`sync_channel`], as [`std::sync::mpsc::SyncSender`].
+///
+/// Records a block event (kind [`ChanSend`](crate::profile::EventKind::ChanSend),
+/// the sender's stack, leaf `SyncSender::send`) for every
+/// [`send`](Self::send) that has to wait for room in the buffer, or, on a
+/// rendezvous channel, for the receiver. [`try_send`](Self::try_send) never
+/// records.
+///
+/// # Examples
+///
+/// ```
+/// use std::thread;
+/// use syncprof::mpsc::sync_channel;
+///
+/// let (tx, rx) = sync_channel(2);
+/// let tx2 = tx.clone();
+/// thread::spawn(move || tx.send(1).unwrap());
+/// thread::spawn(move || tx2.send(2).unwrap());
+/// let mut got = [rx.recv().unwrap(), rx.recv().unwrap()];
+/// got.sort();
+/// assert_eq!(got, [1, 2]);
+/// ```
+pub struct SyncSender<T> {
+    inner: std_mpsc::SyncSender<T>,
+    site: LockSite,
+}
+
+impl<T> SyncSender<T> {
+    /// Sends `t`, waiting while the buffer is full, as
+    /// [`std::sync::mpsc::SyncSender::send`]. On a rendezvous channel
+    /// (`sync_channel(0)`) it waits until the receiver takes `t`.
+    ///
+    /// A send that had to wait is recorded in the block profile (kind
+    /// `chan_send`), including one ended by the receiver's disconnection.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`SendError`] holding `t` when the [`Receiver`] has been
+    /// dropped, before or during the wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::thread;
+    /// use syncprof::mpsc::{sync_channel, SendError};
+    ///
+    /// let (tx, rx) = sync_channel(0);
+    /// let sender = thread::spawn(move || {
+    ///     tx.send(1).unwrap(); // waits for the receiver
+    ///     tx
+    /// });
+    /// assert_eq!(rx.recv(), Ok(1));
+    /// let tx = sender.join().unwrap();
+    /// drop(rx);
+    /// assert_eq!(tx.send(2), Err(SendError(2)));
+    /// ```
+    #[inline]
+    pub fn send(&self, t: T) -> Result<(), SendError<T>> {
+        match self.inner.try_send(t) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(t)) => self.send_blocking(t),
+            Err(TrySendError::Disconnected(t)) => Err(SendError(t)),
+        }
+    }
+
+    /// The wait of [`send`](Self::send): std's blocking send, timed when
+    /// block profiling is on. Called only from `send`, so that the recorded
+    /// stack starts there.
+    #[cold]
+    #[inline(never)]
+    fn send_blocking(&self, t: T) -> Result<(), SendError<T>> {
+        let Some(start) = profile::block_start() else {
+            return self.inner.send(t);
+        };
+        let result = self.inner.send(t);
+        let mark = 0u8;
+        profile::record_block(
+            start,
+            EventKind::ChanSend,
+            Some(self.site),
+            StackMark::of(core::hint::black_box(&mark)),
+        );
+        result
+    }
+
+    /// Sends `t` only if that needs no waiting, as
+    /// [`std::sync::mpsc::SyncSender::try_send`]. Records nothing.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`TrySendError::Full`] holding `t` when the buffer is full (on
+    /// a rendezvous channel: when no receiver is waiting), and
+    /// [`TrySendError::Disconnected`] holding `t` when the [`Receiver`] has
+    /// been dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncprof::mpsc::{sync_channel, TrySendError};
+    ///
+    /// let (tx, rx) = sync_channel(1);
+    /// assert_eq!(tx.try_send(1), Ok(()));
+    /// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
+    /// drop(rx);
+    /// assert_eq!(tx.try_send(3), Err(TrySendError::Disconnected(3)));
+    /// ```
+    #[inline]
+    pub fn try_send(&self, t: T) -> Result<(), TrySendError<T>> {
+        self.inner.try_send(t)
+    }
+}
+
+impl<T> Clone for SyncSender<T> {
+    /// Another sender on the same channel (same lock site); the channel stays
+    /// connected until every sender is dropped.
+    fn clone(&self) -> Self {
+        SyncSender {
+            inner: self.inner.clone(),
+            site: self.site,
+        }
+    }
+}
+
+impl<T> fmt::Debug for SyncSender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SyncSender")
+            .field("site", &format_args!("{}", self.site))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The receiving half of a [`channel`] or [`sync_channel`], as
+/// [`std::sync::mpsc::Receiver`].
+///
+/// Records a block event (kind [`ChanRecv`](crate::profile::EventKind::ChanRecv),
+/// the receiver's stack) for every [`recv`](Self::recv),
+/// [`recv_timeout`](Self::recv_timeout) and step of [`iter`](Self::iter) or
+/// [`into_iter`](IntoIterator::into_iter) that finds the channel empty and
+/// waits, whether the wait ends with a message, a disconnection or a
+/// timeout. [`try_recv`](Self::try_recv) and [`try_iter`](Self::try_iter)
+/// never record.
+///
+/// # Examples
+///
+/// ```
+/// use std::thread;
+/// use std::time::Duration;
+/// use syncprof::mpsc::channel;
+///
+/// let (tx, rx) = channel();
+/// thread::spawn(move || {
+///     tx.send("now").unwrap();
+///     thread::sleep(Duration::from_millis(10));
+///     tx.send("later").unwrap();
+/// });
+/// assert_eq!(rx.recv(), Ok("now"));
+/// assert_eq!(rx.recv(), Ok("later")); // waited about 10 ms: recorded
+/// ```
+pub struct Receiver<T> {
+    inner: std_mpsc::Receiver<T>,
+    site: LockSite,
+}
+
+impl<T> Receiver<T> {
+    /// Takes a message if one is waiting, without blocking, as
+    /// [`std::sync::mpsc::Receiver::try_recv`]. Records nothing.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`TryRecvError::Empty`] when no message is waiting but a
+    /// sender is still connected, and [`TryRecvError::Disconnected`] when the
+    /// channel is empty and every sender has been dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncprof::mpsc::{channel, TryRecvError};
+    ///
+    /// let (tx, rx) = channel();
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    /// tx.send(7).unwrap();
+    /// drop(tx);
+    /// assert_eq!(rx.try_recv(), Ok(7));
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+    /// ```
+    #[inline]
+    pub fn try_recv(&self) -> Result<T, TryRecvError> {
+        self.inner.try_recv()
+    }
+
+    /// Takes the next message, waiting while the channel is empty, as
+    /// [`std::sync::mpsc::Receiver::recv`].
+    ///
+    /// Messages already sent are received even after every sender has been
+    /// dropped. A call that had to wait is recorded in the block profile
+    /// (kind `chan_recv`).
+    ///
+    /// # Errors
+    ///
+    /// Returns [`RecvError`] when the channel is empty and every sender has
+    /// been dropped, before or during the wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::thread;
+    /// use syncprof::mpsc::{channel, RecvError};
+    ///
+    /// let (tx, rx) = channel();
+    /// thread::spawn(move || tx.send(1).unwrap()).join().unwrap();
+    /// assert_eq!(rx.recv(), Ok(1));
+    /// assert_eq!(rx.recv(), Err(RecvError)); // the sender is gone
+    /// ```
+    #[inline]
+    pub fn recv(&self) -> Result<T, RecvError> {
+        match self.inner.try_recv() {
+            Ok(t) => Ok(t),
+            Err(TryRecvError::Empty) => self.recv_blocking(),
+            Err(TryRecvError::Disconnected) => Err(RecvError),
+        }
+    }
+
+    /// The wait of [`recv`](Self::recv) and of the blocking iterators: std's
+    /// blocking receive, timed when block profiling is on. Called only
+    /// directly from those public methods, so that the recorded stack starts
+    /// there.
+    #[cold]
+    #[inline(never)]
+    fn recv_blocking(&self) -> Result<T, RecvError> {
+        let Some(start) = profile::block_start() else {
+            return self.inner.recv();
+        };
+        let result = self.inner.recv();
+        let mark = 0u8;
+        profile::record_block(
+            start,
+            EventKind::ChanRecv,
+            Some(self.site),
+            StackMark::of(core::hint::black_box(&mark)),
+        );
+        result
+    }
+
+    /// Takes the next message, waiting at most `timeout` while the channel is
+    /// empty, as [`std::sync::mpsc::Receiver::recv_timeout`]. A timeout too
+    /// large to represent as a deadline (such as [`Duration::MAX`]) waits
+    /// without limit.
+    ///
+    /// A call that had to wait is recorded in the block profile (kind
+    /// `chan_recv`), including one that timed out; a zero `timeout` never
+    /// waits and never records.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`RecvTimeoutError::Timeout`] when no message arrived within
+    /// `timeout` while a sender is still connected, and
+    /// [`RecvTimeoutError::Disconnected`] when the channel is empty and every
+    /// sender has been dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use syncprof::mpsc::{channel, RecvTimeoutError};
+    ///
+    /// let (tx, rx) = channel::<i32>();
+    /// let timeout = Duration::from_millis(10);
+    /// assert_eq!(rx.recv_timeout(timeout), Err(RecvTimeoutError::Timeout));
+    /// drop(tx);
+    /// assert_eq!(rx.recv_timeout(timeout), Err(RecvTimeoutError::Disconnected));
+    /// ```
+    #[inline]
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        match self.inner.try_recv() {
+            Ok(t) => Ok(t),
+            Err(TryRecvError::Empty) => self.recv_timeout_blocking(timeout),
+            Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+        }
+    }
+
+    /// The wait of [`recv_timeout`](Self::recv_timeout): std's, timed when
+    /// block profiling is on and `timeout` is not zero.
+    #[cold]
+    #[inline(never)]
+    fn recv_timeout_blocking(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        let start = if timeout.is_zero() {
+            None
+        } else {
+            profile::block_start()
+        };
+        let Some(start) = start else {
+            return self.inner.recv_timeout(timeout);
+        };
+        let result = self.inner.recv_timeout(timeout);
+        let mark = 0u8;
+        profile::record_block(
+            start,
+            EventKind::ChanRecv,
+            Some(self.site),
+            StackMark::of(core::hint::black_box(&mark)),
+        );
+        result
+    }
+
+    /// An iterator that waits for each message and ends when the channel is
+    /// empty and every sender has been dropped, as
+    /// [`std::sync::mpsc::Receiver::iter`]. Each step that waits is recorded
+    /// like [`recv`](Self::recv), with `Iter::next` as the leaf.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::thread;
+    /// use syncprof::mpsc::channel;
+    ///
+    /// let (tx, rx) = channel();
+    /// thread::spawn(move || {
+    ///     for i in 1..=3 {
+    ///         tx.send(i).unwrap();
+    ///     }
+    /// });
+    /// assert_eq!(rx.iter().collect::<Vec<_>>(), [1, 2, 3]);
+    /// ```
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter { rx: self }
+    }
+
+    /// An iterator over the messages already waiting, which never blocks and
+    /// ends at the first empty poll, as
+    /// [`std::sync::mpsc::Receiver::try_iter`]. Records nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncprof::mpsc::channel;
+    ///
+    /// let (tx, rx) = channel();
+    /// tx.send(1).unwrap();
+    /// tx.send(2).unwrap();
+    /// assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2]);
+    /// assert_eq!(rx.try_iter().next(), None); // empty, though tx lives
+    /// ```
+    pub fn try_iter(&self) -> TryIter<'_, T> {
+        TryIter { rx: self }
+    }
+}
+
+impl<T> fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("site", &format_args!("{}", self.site))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The iterator of [`Receiver::iter`]: waits for each message, ends when the
+/// channel is empty and disconnected. Steps that wait are recorded (kind
+/// `chan_recv`).
+///
+/// # Examples
+///
+/// ```
+/// use syncprof::mpsc::channel;
+///
+/// let (tx, rx) = channel();
+/// tx.send('a').unwrap();
+/// drop(tx);
+/// let mut iter = rx.iter();
+/// assert_eq!(iter.next(), Some('a'));
+/// assert_eq!(iter.next(), None);
+/// ```
+#[derive(Debug)]
+pub struct Iter<'a, T: 'a> {
+    rx: &'a Receiver<T>,
+}
+
+impl<T> Iterator for Iter<'_, T> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        match self.rx.inner.try_recv() {
+            Ok(t) => Some(t),
+            Err(TryRecvError::Empty) => self.rx.recv_blocking().ok(),
+            Err(TryRecvError::Disconnected) => None,
+        }
+    }
+}
+
+/// The iterator of [`Receiver::try_iter`]: yields the messages already
+/// waiting, never blocks, records nothing.
+///
+/// # Examples
+///
+/// ```
+/// use syncprof::mpsc::channel;
+///
+/// let (tx, rx) = channel();
+/// tx.send(1).unwrap();
+/// let mut iter = rx.try_iter();
+/// assert_eq!(iter.next(), Some(1));
+/// assert_eq!(iter.next(), None);
+/// ```
+#[derive(Debug)]
+pub struct TryIter<'a, T: 'a> {
+    rx: &'a Receiver<T>,
+}
+
+impl<T> Iterator for TryIter<'_, T> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        self.rx.inner.try_recv().ok()
+    }
+}
+
+/// The iterator that owns a [`Receiver`] (`for msg in rx`): waits for each
+/// message, ends when the channel is empty and disconnected. Steps that wait
+/// are recorded (kind `chan_recv`).
+///
+/// # Examples
+///
+/// ```
+/// use std::thread;
+/// use syncprof::mpsc::channel;
+///
+/// let (tx, rx) = channel();
+/// thread::spawn(move || {
+///     tx.send(1).unwrap();
+///     tx.send(2).unwrap();
+/// });
+/// let mut total = 0;
+/// for n in rx {
+///     total += n;
+/// }
+/// assert_eq!(total, 3);
+/// ```
+#[derive(Debug)]
+pub struct IntoIter<T> {
+    rx: Receiver<T>,
+}
+
+impl<T> Iterator for IntoIter<T> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        match self.rx.inner.try_recv() {
+            Ok(t) => Some(t),
+            Err(TryRecvError::Empty) => self.rx.recv_blocking().ok(),
+            Err(TryRecvError::Disconnected) => None,
+        }
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Receiver<T> {
+    type Item = T;
+    type IntoIter = Iter<'a, T>;
+
+    fn into_iter(self) -> Iter<'a, T> {
+        self.iter()
+    }
+}
+
+impl<T> IntoIterator for Receiver<T> {
+    type Item = T;
+    type IntoIter = IntoIter<T>;
+
+    fn into_iter(self) -> IntoIter<T> {
+        IntoIter { rx: self }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_have_std_auto_traits_and_sizes() {
+        fn send_sync<T: Send + Sync>() {}
+        fn send<T: Send>() {}
+        send_sync::<Sender<u8>>();
+        send_sync::<SyncSender<u8>>();
+        send::<Receiver<u8>>();
+        assert_eq!(size_of::<Sender<u8>>(), size_of::<std_mpsc::Sender<u8>>());
+    }
+
+    #[test]
+    fn debug_names_the_creation_site() {
+        let (tx, rx) = sync_channel::<u8>(1);
+        let line = line!() - 1;
+        let shown = format!("{rx:?}");
+        assert!(
+            shown.starts_with("Receiver { site: ") && shown.contains(&format!(":{line}:")),
+            "{shown}"
+        );
+        assert!(format!("{tx:?}").starts_with("SyncSender { site: "));
+        let (tx, _rx) = channel::<u8>();
+        assert_eq!(format!("{tx:?}"), "Sender { .. }");
+    }
+}
