@@ -144,9 +144,10 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> AddrMap<Arc<S
     if missing.is_empty() {
         return found;
     }
+    let mut names = Names::default();
     let resolved: Vec<(usize, Symbols)> = missing
         .into_iter()
-        .map(|addr| (addr, resolve(addr)))
+        .map(|addr| (addr, resolve(addr, &mut names)))
         .collect();
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let cache = cache.get_or_insert_with(Cache::default);
@@ -193,30 +194,62 @@ pub(crate) fn clear_cache() {
 
 /// One symbol as `backtrace` reports it, before interning.
 struct RawFrame {
-    name: String,
-    system_name: String,
-    file: String,
+    name: Arc<str>,
+    system_name: Arc<str>,
+    file: Arc<str>,
     line: u32,
     from_debug_info: bool,
 }
 
+/// Demangled names and files already made in one batch, by raw bytes: the
+/// same functions and files recur across addresses, and demangling is a
+/// good part of resolving.
+#[derive(Default)]
+struct Names {
+    /// Mangled name -> (demangled name without hash, mangled name).
+    names: FastMap<Vec<u8>, (Arc<str>, Arc<str>)>,
+    files: FastMap<Vec<u8>, Arc<str>>,
+    empty: Option<Arc<str>>,
+}
+
+impl Names {
+    fn empty(&mut self) -> Arc<str> {
+        Arc::clone(self.empty.get_or_insert_with(|| Arc::from("")))
+    }
+}
+
 /// The frames at instruction address `pc`.
-fn resolve_raw(pc: usize) -> Vec<RawFrame> {
+fn resolve_raw(pc: usize, names: &mut Names) -> Vec<RawFrame> {
     let mut frames = Vec::new();
     // `backtrace::resolve` takes a return address and looks up the byte
     // before it.
     backtrace::resolve(pc.wrapping_add(1) as *mut c_void, |symbol| {
         let (name, system_name) = match symbol.name() {
-            Some(name) => (
-                format!("{name:#}"),
-                String::from_utf8_lossy(name.as_bytes()).into_owned(),
-            ),
-            None => (String::new(), String::new()),
+            Some(name) => match names.names.get(name.as_bytes()) {
+                Some((demangled, raw)) => (Arc::clone(demangled), Arc::clone(raw)),
+                None => {
+                    let pair: (Arc<str>, Arc<str>) = (
+                        format!("{name:#}").into(),
+                        String::from_utf8_lossy(name.as_bytes()).into(),
+                    );
+                    names.names.insert(name.as_bytes().to_vec(), pair.clone());
+                    pair
+                }
+            },
+            None => (names.empty(), names.empty()),
         };
-        let file = symbol
-            .filename()
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let file = match symbol.filename_raw() {
+            Some(backtrace::BytesOrWideString::Bytes(bytes)) => match names.files.get(bytes) {
+                Some(file) => Arc::clone(file),
+                None => {
+                    let file: Arc<str> = String::from_utf8_lossy(bytes).into();
+                    names.files.insert(bytes.to_vec(), Arc::clone(&file));
+                    file
+                }
+            },
+            Some(other) => other.to_string().into(),
+            None => names.empty(),
+        };
         frames.push(RawFrame {
             name,
             system_name,
@@ -229,16 +262,16 @@ fn resolve_raw(pc: usize) -> Vec<RawFrame> {
     frames
 }
 
-fn resolve(addr: usize) -> Symbols {
+fn resolve(addr: usize, names: &mut Names) -> Symbols {
     if addr <= 1 {
         return Symbols::default();
     }
     let pc = addr - 1;
-    let raw = resolve_raw(pc);
+    let raw = resolve_raw(pc, names);
     let entry = enclosing_function(pc);
     let start_line = match (raw.last(), entry) {
         (Some(outer), Some(entry)) if !outer.name.is_empty() => {
-            start_line(entry, &outer.system_name)
+            start_line(entry, &outer.system_name, names)
         }
         _ => 0,
     };
@@ -250,9 +283,9 @@ fn resolve(addr: usize) -> Symbols {
         .filter(|(_, f)| !f.name.is_empty())
         .map(|(i, f)| FrameInfo {
             function: Arc::new(FunctionInfo {
-                name: f.name.into(),
-                system_name: f.system_name.into(),
-                file: f.file.into(),
+                name: f.name,
+                system_name: f.system_name,
+                file: f.file,
                 // Only the outermost frame is the real function whose entry we know.
                 start_line: if i + 1 == count { start_line } else { 0 },
             }),
@@ -268,7 +301,7 @@ fn resolve(addr: usize) -> Symbols {
 
 /// The line of a function's first instruction: its `fn` line in Rust's
 /// line tables. Cached per entry address.
-fn start_line(entry: usize, system_name: &str) -> u32 {
+fn start_line(entry: usize, system_name: &str, names: &mut Names) -> u32 {
     if let Some(cache) = START_LINES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -278,9 +311,9 @@ fn start_line(entry: usize, system_name: &str) -> u32 {
             return line;
         }
     }
-    let line = resolve_raw(entry)
+    let line = resolve_raw(entry, names)
         .last()
-        .filter(|f| f.system_name == system_name)
+        .filter(|f| &*f.system_name == system_name)
         .map_or(0, |f| f.line);
     START_LINES
         .lock()
