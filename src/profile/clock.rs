@@ -141,6 +141,13 @@ fn calibrate() -> f64 {
     }
 }
 
+/// Ticks per second if already calibrated; `None` (and no calibration, which
+/// sleeps) otherwise. For callers that cannot afford to wait, such as a lock
+/// deciding on fairness while it holds a queue lock.
+pub(crate) fn ticks_per_second_if_known() -> Option<f64> {
+    TICKS_PER_SECOND.get().copied()
+}
+
 /// Converts ticks to nanoseconds, saturating at `u64::MAX`.
 pub fn ticks_to_nanos(ticks: u64) -> u64 {
     let nanos = ticks as f64 * (1e9 / ticks_per_second());

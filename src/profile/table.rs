@@ -79,6 +79,7 @@ impl Bucket {
     }
 
     /// Whether this is a profile's overflow bucket.
+    #[cfg_attr(not(test), allow(dead_code))] // for the exporters and tests
     pub(crate) fn is_overflow(&self) -> bool {
         self.event.is_none()
     }
@@ -198,6 +199,7 @@ impl StackTable {
     }
 
     /// Number of buckets made (overflow buckets excluded).
+    #[cfg_attr(not(test), allow(dead_code))] // for the exporters and tests
     pub(crate) fn len(&self) -> usize {
         self.len.load(Ordering::Relaxed)
     }

@@ -1,0 +1,229 @@
+//! What a waiter tells its unlocker, and what the unlocker charges: the
+//! queued-at tick in the `ParkToken`, the lock's `charged_until`, Go's
+//! N-waiter delay rule (design.md section 4) and the fairness bound.
+
+use super::shim::profile;
+use super::shim::{AtomicU32, Ordering::Relaxed, ParkToken};
+
+/// Token bit: mutex profiling was on when the waiter queued, so its wait is
+/// charged.
+const PROFILED: usize = 0b01;
+/// Token bit: the waiter has already waited longer than the fairness bound
+/// over earlier parks (Go's starvation mode): hand the lock over to it.
+const STARVING: usize = 0b10;
+/// Bits of the token below the queued-at tick.
+const FLAG_BITS: u32 = 2;
+
+/// The token a waiter parks with: its queued-at tick (truncated to the bits
+/// of a `usize` above the flags; elapsed times are taken modulo that width,
+/// 2^62 ticks on 64-bit targets) and the two flags.
+#[inline]
+pub(crate) fn park_token(queued_at: u64, profiled: bool, starving: bool) -> ParkToken {
+    let flags = if profiled { PROFILED } else { 0 } | if starving { STARVING } else { 0 };
+    ParkToken(((queued_at as usize) << FLAG_BITS) | flags)
+}
+
+/// Ticks from the token's queued-at tick to `now`.
+#[inline]
+pub(crate) fn waited(token: ParkToken, now: u64) -> u64 {
+    (((now as usize) << FLAG_BITS).wrapping_sub(token.0 & !(PROFILED | STARVING)) >> FLAG_BITS)
+        as u64
+}
+
+/// The token's queued-at tick, rebuilt from `now`.
+#[inline]
+fn queued_at(token: ParkToken, now: u64) -> u64 {
+    now.saturating_sub(waited(token, now))
+}
+
+#[inline]
+pub(crate) fn is_profiled(token: ParkToken) -> bool {
+    token.0 & PROFILED != 0
+}
+
+#[inline]
+fn is_starving(token: ParkToken) -> bool {
+    token.0 & STARVING != 0
+}
+
+/// How long a waiter may wait before the lock is handed over to it instead of
+/// being released for anyone to take (parking_lot's `be_fair`, ~0.5 ms).
+const FAIR_NANOS: f64 = 500_000.0;
+/// Ticks per second assumed until the clock is calibrated: an upper bound of
+/// current TSCs, so the bound errs towards 0.5 ms or less.
+const ASSUMED_TICKS_PER_SECOND: f64 = 3e9;
+/// [`FAIR_NANOS`] in ticks once known (0 until then). Relaxed: a cached,
+/// idempotent value. A plain `core` atomic even under loom: it is a cache of
+/// a constant, not lock state, and statics cannot hold loom atomics.
+static FAIR_TICKS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// The fairness bound in ticks. Never calibrates the clock (that sleeps).
+#[inline]
+pub(crate) fn fair_ticks() -> u64 {
+    match FAIR_TICKS.load(Relaxed) {
+        0 => match profile::ticks_per_second_if_known() {
+            Some(rate) => {
+                let ticks = ((rate * FAIR_NANOS / 1e9) as usize).max(1);
+                FAIR_TICKS.store(ticks, Relaxed);
+                ticks as u64
+            }
+            None => (ASSUMED_TICKS_PER_SECOND * FAIR_NANOS / 1e9) as u64,
+        },
+        ticks => ticks as u64,
+    }
+}
+
+/// Whether the unlocker should hand the lock over to the head waiter.
+#[inline]
+pub(crate) fn should_hand_off(head: ParkToken, now: u64) -> bool {
+    is_starving(head) || waited(head, now) > fair_ticks()
+}
+
+/// Whether a waiter whose first park was at `first_park` has waited long
+/// enough to ask for the lock to be handed over when it parks again.
+#[inline]
+pub(crate) fn starving(first_park: u64, now: u64) -> bool {
+    now.saturating_sub(first_park) > fair_ticks()
+}
+
+/// `charged_until` squeezed into 32 bits: the tick of the lock's last charge,
+/// shifted right by [`ChargedUntil::SHIFT`] (so at most 1 Ki ticks, ~0.3 µs
+/// at 3 GHz, early), 0 when the queue has no charged waiter. It is rebuilt
+/// relative to the current tick, which is right while the lock goes less than
+/// 2^42 ticks (~24 min at 3 GHz) between two charges with waiters queued; it
+/// is cleared whenever the queue empties, so a stale value never outlives a
+/// contention episode.
+///
+/// Only read and written in an unpark callback, under the queue lock of the
+/// lock's queue: every access is serialised by that lock, so Relaxed.
+pub(crate) struct ChargedUntil(AtomicU32);
+
+impl ChargedUntil {
+    const SHIFT: u32 = 10;
+
+    super::const_fn! {
+        pub(crate) fn new() -> ChargedUntil {
+            ChargedUntil(AtomicU32::new(0))
+        }
+    }
+
+    /// The last charge's tick, if any, rebuilt from `now`.
+    #[inline]
+    pub(crate) fn get(&self, now: u64) -> Option<u64> {
+        match self.0.load(Relaxed) {
+            0 => None,
+            stored => {
+                let now_units = now >> Self::SHIFT;
+                let behind = u64::from((now_units as u32).wrapping_sub(stored));
+                Some(now_units.saturating_sub(behind) << Self::SHIFT)
+            }
+        }
+    }
+
+    #[inline]
+    pub(crate) fn set(&self, now: u64) {
+        self.0.store(((now >> Self::SHIFT) as u32).max(1), Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn clear(&self) {
+        self.0.store(0, Relaxed);
+    }
+}
+
+/// The wait a token accounts for at `now`, from `max(queued_at,
+/// charged_until)`; 0 for a waiter that queued with profiling off.
+#[inline]
+pub(crate) fn uncharged_wait(token: ParkToken, charged_until: Option<u64>, now: u64) -> u64 {
+    if !is_profiled(token) {
+        return 0;
+    }
+    let start = queued_at(token, now).max(charged_until.unwrap_or(0));
+    now.saturating_sub(start)
+}
+
+/// Go's rule (>= 1.22), exact for every N: the head's wait plus N waiters
+/// still queued, estimated as the mean of the head's and the tail's waits.
+#[inline]
+pub(crate) fn delay(head_wait: u64, tail_wait: u64, queued: u64) -> u64 {
+    let spread = (u128::from(head_wait) + u128::from(tail_wait)) * u128::from(queued) / 2;
+    u64::try_from(u128::from(head_wait) + spread).unwrap_or(u64::MAX)
+}
+
+/// What an unpark filter learns while it walks a queue: the head it wakes,
+/// how many profiled waiters stay and the newest of them.
+#[derive(Default)]
+pub(crate) struct QueueScan {
+    pub(crate) head: Option<ParkToken>,
+    pub(crate) queued: u64,
+    pub(crate) tail: Option<ParkToken>,
+}
+
+impl QueueScan {
+    /// Notes a waiter that stays queued.
+    #[inline]
+    pub(crate) fn stays(&mut self, token: ParkToken) {
+        if is_profiled(token) {
+            self.queued += 1;
+            self.tail = Some(token);
+        }
+    }
+
+    /// The delay this wake charges, given the lock's last charge.
+    #[inline]
+    pub(crate) fn charge(&self, charged_until: Option<u64>, now: u64) -> u64 {
+        let head = self
+            .head
+            .map_or(0, |t| uncharged_wait(t, charged_until, now));
+        let tail = self
+            .tail
+            .map_or(0, |t| uncharged_wait(t, charged_until, now));
+        delay(head, tail, self.queued)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip() {
+        let t = park_token(1_000_000, true, false);
+        assert!(is_profiled(t) && !is_starving(t));
+        assert_eq!(waited(t, 1_000_500), 500);
+        assert_eq!(queued_at(t, 1_000_500), 1_000_000);
+        let t = park_token(u64::MAX - 3, false, true);
+        assert!(!is_profiled(t) && is_starving(t));
+        assert_eq!(waited(t, (u64::MAX - 3).wrapping_add(10)), 10);
+    }
+
+    #[test]
+    fn the_n_waiter_rule_is_exact() {
+        // Head waited 10, N = 0: 10.
+        assert_eq!(delay(10, 0, 0), 10);
+        // Head 10, one more waiting 4: 10 + 7.
+        assert_eq!(delay(10, 4, 1), 17);
+        // Head 10, two more, the newest waiting 4 (the middle one ~7): 10 + 14.
+        assert_eq!(delay(10, 4, 2), 24);
+        assert_eq!(delay(u64::MAX, u64::MAX, 3), u64::MAX);
+    }
+
+    #[test]
+    fn charged_until_bounds_the_start() {
+        let c = ChargedUntil::new();
+        assert_eq!(c.get(5000), None);
+        c.set(1 << 20);
+        let back = c.get((1 << 20) + 12345).unwrap();
+        assert!(back <= 1 << 20 && (1 << 20) - back < 1 << ChargedUntil::SHIFT);
+        let t = park_token(1000, true, false);
+        // Queued before the last charge: only the time since it counts.
+        assert_eq!(uncharged_wait(t, Some(1 << 20), (1 << 20) + 50), 50);
+        assert_eq!(uncharged_wait(t, None, 1050), 50);
+        assert_eq!(
+            uncharged_wait(park_token(1000, false, false), None, 1050),
+            0
+        );
+        c.clear();
+        assert_eq!(c.get(1 << 30), None);
+    }
+}

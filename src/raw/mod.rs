@@ -1,0 +1,30 @@
+//! The lock state machines: small, `unsafe`, built on `parking_lot_core`
+//! (through [`shim`]). Fast paths are one `#[inline(always)]` atomic; every
+//! wait, wake and profiling decision lives in a `#[cold]` slow path.
+//!
+//! The public API in [`crate::sync`] calls a raw lock's `#[inline(always)]`
+//! fast path, whose `#[cold] #[inline(never)]` slow path takes the
+//! [`StackMark`](crate::profile::StackMark): so the first frame kept in a
+//! recorded stack is the public method (or the user's frame it was inlined
+//! into), never ours.
+
+pub(crate) mod barrier;
+pub(crate) mod charge;
+pub(crate) mod condvar;
+pub(crate) mod mutex;
+pub(crate) mod rwlock;
+pub(crate) mod shim;
+
+/// Emits `const fn` normally and a plain `fn` under `cfg(loom)`, whose atomics
+/// cannot be built in a const context.
+macro_rules! const_fn {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident : $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
+        #[cfg(not(loom))]
+        $(#[$attr])*
+        $vis const fn $name($($arg: $ty),*) -> $ret $body
+        #[cfg(loom)]
+        $(#[$attr])*
+        $vis fn $name($($arg: $ty),*) -> $ret $body
+    };
+}
+pub(crate) use const_fn;

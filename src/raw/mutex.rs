@@ -1,0 +1,316 @@
+//! The raw mutex: parking_lot's `RawMutex` (two state bits, a
+//! `parking_lot_core` queue keyed by the lock's address, eventual fairness by
+//! handing the lock over) with the mutex profile's charge at every unlock that
+//! wakes a waiter, and the block profile's clock on every wait.
+
+use core::hint::black_box;
+use std::time::Instant;
+
+use super::charge::{self, ChargedUntil, QueueScan};
+use super::shim::profile::{self, EventKind, LockSite, StackMark};
+use super::shim::{
+    self, AtomicU8, FilterOp,
+    Ordering::{Acquire, Relaxed, Release},
+    ParkResult, SpinWait, UnparkResult, UnparkToken,
+};
+use crate::sync::poison;
+
+/// Unpark token: the lock was released; compete for it again.
+pub(crate) const TOKEN_NORMAL: UnparkToken = UnparkToken(0);
+/// Unpark token: the lock was handed over; the woken thread holds it.
+pub(crate) const TOKEN_HANDOFF: UnparkToken = UnparkToken(1);
+
+/// Set while the mutex is held.
+const LOCKED_BIT: u8 = 0b01;
+/// Set while threads are parked (or about to park) in the mutex's queue.
+const PARKED_BIT: u8 = 0b10;
+
+/// A mutex without data: one state byte, the poison flag of the safe layer
+/// (kept here to share the word) and the 32-bit `charged_until`. 8 bytes.
+pub(crate) struct RawMutex {
+    /// The lock word.
+    ///
+    /// # State table
+    ///
+    /// PARKED_BIT | LOCKED_BIT | Meaning
+    /// -----------|------------|---------------------------------------------
+    ///     0      |     0      | Unlocked, nobody waiting.
+    ///     0      |     1      | Locked, nobody waiting: the unlock is one CAS.
+    ///     1      |     0      | Unlocked with waiters: the unlocker is about
+    ///            |            | to wake one (the unlock is one `fetch_sub`,
+    ///            |            | which leaves PARKED_BIT), or a woken waiter
+    ///            |            | is about to compete. Fast-path locks fail
+    ///            |            | (the state is not 0); slow-path ones may take
+    ///            |            | the lock, and the unlocker then wakes the
+    ///            |            | waiter to compete instead of handing over.
+    ///     1      |     1      | Locked with waiters parked or about to park.
+    ///            |            | PARKED_BIT is only cleared under the queue
+    ///            |            | lock (in an unpark callback), so a parked
+    ///            |            | thread is never left without a waker.
+    ///
+    /// Acquire on every transition that takes the lock, Release on every one
+    /// that gives it up.
+    state: AtomicU8,
+    /// `std`'s poison flag for the [`Mutex`](crate::sync::Mutex) around this
+    /// raw lock. The raw lock never reads it.
+    pub(crate) poison: poison::Flag,
+    /// The tick of the last charge to the mutex profile; see [`ChargedUntil`].
+    charged_until: ChargedUntil,
+}
+
+impl RawMutex {
+    super::const_fn! {
+        pub(crate) fn new() -> RawMutex {
+            RawMutex { state: AtomicU8::new(0), poison: poison::Flag::new(), charged_until: ChargedUntil::new() }
+        }
+    }
+
+    /// The queue key: the lock's address.
+    #[inline]
+    fn key(&self) -> usize {
+        core::ptr::from_ref(self) as usize
+    }
+
+    /// The fast path of `lock`: one CAS. On `false` the caller, the public
+    /// method itself, calls [`Self::lock_slow`] (so that no frame or inlined
+    /// frame of ours sits between the slow path's stack mark and it).
+    #[inline(always)]
+    pub(crate) fn lock_fast(&self) -> bool {
+        self.state
+            .compare_exchange_weak(0, LOCKED_BIT, Acquire, Relaxed)
+            .is_ok()
+    }
+
+    /// Takes the lock if it is free.
+    #[inline(always)]
+    pub(crate) fn try_lock(&self) -> bool {
+        let mut state = self.state.load(Relaxed);
+        loop {
+            if state & LOCKED_BIT != 0 {
+                return false;
+            }
+            match self
+                .state
+                .compare_exchange_weak(state, state | LOCKED_BIT, Acquire, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(actual) => state = actual,
+            }
+        }
+    }
+
+    /// Whether the lock is held (a racy snapshot).
+    #[inline]
+    #[allow(dead_code)]
+    pub(crate) fn is_locked(&self) -> bool {
+        self.state.load(Relaxed) & LOCKED_BIT != 0
+    }
+
+    /// Releases the lock: one atomic subtraction (`lock sub` on x86, as
+    /// cheap as `std`'s `swap`). Returns `false` when threads are parked: the
+    /// lock is then released but a waiter must be woken, and the caller, the
+    /// public guard's `drop`, calls [`Self::unlock_slow`].
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the lock.
+    #[inline(always)]
+    pub(crate) unsafe fn unlock_fast(&self) -> bool {
+        self.state.fetch_sub(LOCKED_BIT, Release) == LOCKED_BIT
+    }
+
+    /// Releases the lock without recording: returns the delay to charge, if
+    /// the unlock woke a waiter whose wait is profiled. For
+    /// [`Condvar`](super::condvar) waits, which record with their own mark.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the lock.
+    #[inline(always)]
+    pub(crate) unsafe fn unlock_unrecorded(&self) -> Option<u64> {
+        // SAFETY: the caller holds the lock (our precondition).
+        if unsafe { self.unlock_fast() } {
+            return None;
+        }
+        self.wake()
+    }
+
+    /// Waits for the lock and takes it; records the wait (labelled `site`).
+    /// Called by the public method right after [`Self::lock_fast`] failed.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn lock_slow(&self, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        let mut spin = SpinWait::new();
+        let mut state = self.state.load(Relaxed);
+        // The tick of the first park (for the starvation flag) and the block
+        // profile's clock, both started when the thread first decides to park.
+        let mut first_park: Option<u64> = None;
+        let mut block: Option<u64> = None;
+        loop {
+            if state & LOCKED_BIT == 0 {
+                match self
+                    .state
+                    .compare_exchange_weak(state, state | LOCKED_BIT, Acquire, Relaxed)
+                {
+                    Ok(_) => break,
+                    Err(actual) => state = actual,
+                }
+                continue;
+            }
+            // Spin a little while nobody is parked.
+            if state & PARKED_BIT == 0 && spin.spin() {
+                state = self.state.load(Relaxed);
+                continue;
+            }
+            if state & PARKED_BIT == 0 {
+                if let Err(actual) =
+                    self.state
+                        .compare_exchange_weak(state, state | PARKED_BIT, Relaxed, Relaxed)
+                {
+                    state = actual;
+                    continue;
+                }
+            }
+            let now = profile::now();
+            let first = *first_park.get_or_insert_with(|| {
+                block = profile::block_start();
+                now
+            });
+            let token = charge::park_token(
+                now,
+                profile::mutex_profiling_on(),
+                charge::starving(first, now),
+            );
+            let validate = || self.state.load(Relaxed) == LOCKED_BIT | PARKED_BIT;
+            let timed_out = |_, _| unreachable!("lock waits have no timeout");
+            // SAFETY: the key is this lock's address, which only this lock
+            // parks on; `validate` and `timed_out` neither panic nor call into
+            // the parking lot; there is no `before_sleep`.
+            let result = unsafe {
+                shim::park(
+                    self.key(),
+                    validate,
+                    || {},
+                    timed_out,
+                    token,
+                    None::<Instant>,
+                )
+            };
+            match result {
+                ParkResult::Unparked(TOKEN_HANDOFF) => {
+                    // We hold the lock. The handoff only happens after the
+                    // fairness bound (~0.5 ms) of waiting, so the record below
+                    // adds a negligible fraction to this critical section.
+                    if let Some(start) = block {
+                        profile::record_block(start, EventKind::Mutex, Some(site), mark);
+                    }
+                    return;
+                }
+                ParkResult::Unparked(_) => {
+                    // Woken, not holding the lock: record the wait now, outside
+                    // the lock. One event per `lock()`: if we lose the race and
+                    // park again, that extra wait is not recorded.
+                    if let Some(start) = block.take() {
+                        profile::record_block(start, EventKind::Mutex, Some(site), mark);
+                    }
+                }
+                ParkResult::Invalid => {}
+                ParkResult::TimedOut => unreachable!("lock waits have no timeout"),
+            }
+            spin.reset();
+            state = self.state.load(Relaxed);
+        }
+        // Acquired by CAS after parking, and the wait was not yet recorded
+        // (only when woken by a spurious validation failure): record it.
+        if let Some(start) = block {
+            profile::record_block(start, EventKind::Mutex, Some(site), mark);
+        }
+    }
+
+    /// Wakes a waiter after [`Self::unlock_fast`] released the lock with
+    /// threads parked, and charges the mutex profile on the caller's stack
+    /// (labelled `site`). Called by the public guard's `drop`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn unlock_slow(&self, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        if let Some(delay) = self.wake() {
+            profile::record_mutex(delay, EventKind::Mutex, Some(site), mark);
+        }
+    }
+
+    /// Wakes the head waiter after an unlock that found PARKED_BIT set,
+    /// handing the lock over to it if it has waited long enough and nobody
+    /// took the lock in between; returns the delay to charge, if any.
+    /// Records nothing.
+    #[inline(always)]
+    fn wake(&self) -> Option<u64> {
+        let profiling = profile::mutex_profiling_on();
+        let scan = core::cell::RefCell::new(QueueScan::default());
+        let now = core::cell::Cell::new(0u64);
+        let mut charge = None;
+        let filter = |token| {
+            let mut scan = scan.borrow_mut();
+            if scan.head.is_none() {
+                now.set(profile::now());
+                scan.head = Some(token);
+                FilterOp::Unpark
+            } else if profiling {
+                // Walk the rest of the queue (we already hold its lock) to
+                // count the waiters that stay and find the newest.
+                scan.stays(token);
+                FilterOp::Skip
+            } else {
+                FilterOp::Stop
+            }
+        };
+        let callback = |result: UnparkResult| {
+            let scan = scan.borrow();
+            let now = now.get();
+            let mut token = TOKEN_NORMAL;
+            if let Some(head) = scan.head {
+                if profiling || charge::is_profiled(head) {
+                    let delay = scan.charge(self.charged_until.get(now), now);
+                    if delay > 0 {
+                        charge = Some(delay);
+                    }
+                    self.charged_until.set(now);
+                }
+                if charge::should_hand_off(head, now) {
+                    token = TOKEN_HANDOFF;
+                }
+            }
+            if !result.have_more_threads {
+                self.charged_until.clear();
+            }
+            if token == TOKEN_HANDOFF {
+                // Take the lock on the woken thread's behalf, unless a
+                // thread took it since our release (then it is woken to
+                // compete, and asks again, starving, when it re-parks).
+                // Acquire: the woken thread must see that thread's writes.
+                let taken = self.state.fetch_update(Acquire, Relaxed, |s| {
+                    (s & LOCKED_BIT == 0).then_some(if result.have_more_threads {
+                        s | LOCKED_BIT
+                    } else {
+                        LOCKED_BIT
+                    })
+                });
+                if taken.is_err() {
+                    token = TOKEN_NORMAL;
+                }
+            }
+            if token == TOKEN_NORMAL && !result.have_more_threads {
+                self.state.fetch_and(!PARKED_BIT, Relaxed);
+            }
+            token
+        };
+        // SAFETY: the key is this lock's address; `filter` and `callback` do
+        // not panic (the RefCell borrows never overlap: the parking lot calls
+        // them one after the other) and do not call into the parking lot.
+        unsafe { shim::unpark_filter(self.key(), filter, callback) };
+        charge
+    }
+}

@@ -1,0 +1,391 @@
+//! Accuracy of the block and mutex profiles, and the shape of their stacks.
+//! Rates are global: every test takes `SERIAL`, sets the rates, restores
+//! them, and reads only its own lock's records from snapshot deltas.
+
+use std::panic::Location;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use syncprof::profile::{self, EventKind, Profile, Record};
+use syncprof::{Barrier, Condvar, Mutex, RwLock};
+
+/// Serialises the tests of this file (the profile and its rates are global).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Turns both profiles on at rate 1 / fraction 1 for the test, restores the
+/// previous rates when dropped.
+struct Rates {
+    block: u64,
+    fraction: u64,
+    _serial: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Rates {
+    fn on() -> Rates {
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let block = syncprof::block_rate();
+        syncprof::set_block_rate(1);
+        let fraction = syncprof::set_mutex_fraction(1);
+        Rates {
+            block,
+            fraction,
+            _serial: serial,
+        }
+    }
+}
+
+impl Drop for Rates {
+    fn drop(&mut self) {
+        syncprof::set_block_rate(self.block);
+        syncprof::set_mutex_fraction(self.fraction);
+    }
+}
+
+fn same_site(record: &Record, site: &Location<'_>) -> bool {
+    record.lock_site().is_some_and(|s| {
+        s.file() == site.file() && s.line() == site.line() && s.column() == site.column()
+    })
+}
+
+fn mine<'p>(window: &'p Profile, site: &Location<'_>) -> Vec<&'p Record> {
+    window
+        .records()
+        .iter()
+        .filter(|r| same_site(r, site))
+        .collect()
+}
+
+fn total_secs(records: &[&Record]) -> f64 {
+    records.iter().map(|r| r.delay().as_secs_f64()).sum()
+}
+
+/// Every symbol name (inlined frames first) at each address of the stack.
+fn frames(record: &Record) -> Vec<Vec<String>> {
+    record
+        .addresses()
+        .iter()
+        .map(|&addr| {
+            let mut names = Vec::new();
+            backtrace::resolve((addr - 1) as *mut _, |symbol| {
+                names.push(symbol.name().map(|n| format!("{n:#}")).unwrap_or_default());
+            });
+            names
+        })
+        .collect()
+}
+
+fn stack_mentions(record: &Record, needle: &str) -> bool {
+    frames(record)
+        .iter()
+        .flatten()
+        .any(|name| name.contains(needle))
+}
+
+/// The leaf is a public syncprof method or the user's frame; no frame of
+/// parking_lot_core or of syncprof's internals appears anywhere.
+fn check_stack(record: &Record) {
+    let frames = frames(record);
+    assert!(!frames.is_empty(), "empty stack");
+    for name in frames.iter().flatten() {
+        assert!(
+            !name.contains("parking_lot_core")
+                && !name.contains("syncprof::raw")
+                && !name.contains("syncprof::profile"),
+            "internal frame {name} in {frames:#?}"
+        );
+    }
+    let leaf = &frames[0];
+    let innermost = leaf.first().map(String::as_str).unwrap_or("");
+    let public = ["syncprof::sync::", "drop_in_place<syncprof::sync::"];
+    assert!(
+        public.iter().any(|p| innermost.contains(p)) || innermost.starts_with("profiling::"),
+        "leaf {innermost:?} is neither a public method nor the user's frame: {frames:#?}"
+    );
+}
+
+// Each lock is made by a `#[track_caller]` helper: `new` is `#[track_caller]`
+// too, so the lock's label is the helper's caller, the same location that
+// `Location::caller()` returns here.
+
+type Site = &'static Location<'static>;
+
+#[track_caller]
+fn new_mutex() -> (Arc<Mutex<()>>, Site) {
+    (Arc::new(Mutex::new(())), Location::caller())
+}
+
+#[track_caller]
+fn new_condvar_pair() -> (Arc<(Mutex<bool>, Condvar)>, Site) {
+    (
+        Arc::new((Mutex::new(false), Condvar::new())),
+        Location::caller(),
+    )
+}
+
+#[track_caller]
+fn new_rwlock() -> (Arc<RwLock<i32>>, Site) {
+    (Arc::new(RwLock::new(0)), Location::caller())
+}
+
+#[track_caller]
+fn new_barrier() -> (Arc<Barrier>, Site) {
+    (Arc::new(Barrier::new(2)), Location::caller())
+}
+
+#[inline(never)]
+fn hold_then_release(guard: syncprof::MutexGuard<'_, ()>, hold: Duration) {
+    thread::sleep(hold);
+    drop(guard);
+    // Not a tail call: keep this frame on the unlocker's stack.
+    std::hint::black_box(());
+}
+
+#[inline(never)]
+fn wait_for_lock(mutex: &Mutex<()>) -> Duration {
+    let start = Instant::now();
+    let guard = mutex.lock().unwrap();
+    let waited = start.elapsed();
+    drop(guard);
+    std::hint::black_box(waited)
+}
+
+#[test]
+fn one_waiter_one_holder() {
+    let _rates = Rates::on();
+    let (block0, mutex0) = (profile::block(), profile::mutex());
+    let (mutex, site) = new_mutex();
+    let guard = mutex.lock().unwrap();
+    let m = Arc::clone(&mutex);
+    let waiter = thread::spawn(move || wait_for_lock(&m));
+    hold_then_release(guard, Duration::from_millis(200));
+    let waited = waiter.join().unwrap().as_secs_f64();
+
+    let blocks = profile::block().delta(&block0);
+    let blocks = mine(&blocks, site);
+    assert_eq!(blocks.len(), 1, "{blocks:#?}");
+    assert_eq!(blocks[0].count(), 1.0);
+    assert_eq!(blocks[0].event_kind(), Some(EventKind::Mutex));
+    let ratio = total_secs(&blocks) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "block delay / wait = {ratio}");
+    assert!(stack_mentions(blocks[0], "wait_for_lock"));
+    check_stack(blocks[0]);
+
+    let charges = profile::mutex().delta(&mutex0);
+    let charges = mine(&charges, site);
+    assert_eq!(charges.len(), 1, "{charges:#?}");
+    let ratio = total_secs(&charges) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "mutex delay / wait = {ratio}");
+    assert!(stack_mentions(charges[0], "hold_then_release"));
+    check_stack(charges[0]);
+}
+
+#[test]
+fn six_waiters_queue_behind_one_holder() {
+    let _rates = Rates::on();
+    let mutex0 = profile::mutex();
+    let (mutex, site) = new_mutex();
+    let guard = mutex.lock().unwrap();
+    let waiters: Vec<_> = (0..6)
+        .map(|_| {
+            let m = Arc::clone(&mutex);
+            thread::spawn(move || wait_for_lock(&m))
+        })
+        .collect();
+    hold_then_release(guard, Duration::from_millis(200));
+    let waited: f64 = waiters
+        .into_iter()
+        .map(|w| w.join().unwrap().as_secs_f64())
+        .sum();
+
+    let charges = profile::mutex().delta(&mutex0);
+    let charges = mine(&charges, site);
+    let total = total_secs(&charges);
+    let ratio = total / waited;
+    assert!(
+        (0.9..=1.15).contains(&ratio),
+        "mutex delay {total} / waits {waited} = {ratio}"
+    );
+    let holder: f64 = charges
+        .iter()
+        .filter(|r| stack_mentions(r, "hold_then_release"))
+        .map(|r| r.delay().as_secs_f64())
+        .sum();
+    assert!(holder >= 0.85 * total, "holder's share {holder} of {total}");
+    for record in &charges {
+        check_stack(record);
+    }
+}
+
+#[test]
+fn turning_the_fraction_off_keeps_what_was_recorded() {
+    let _rates = Rates::on();
+    let (mutex, site) = new_mutex();
+    let guard = mutex.lock().unwrap();
+    let m = Arc::clone(&mutex);
+    let waiter = thread::spawn(move || wait_for_lock(&m));
+    hold_then_release(guard, Duration::from_millis(20));
+    waiter.join().unwrap();
+    let recorded = profile::mutex();
+    let before: Vec<_> = mine(&recorded, site).into_iter().cloned().collect();
+    assert!(!before.is_empty());
+    assert_eq!(syncprof::set_mutex_fraction(0), 1);
+    let after = profile::mutex();
+    let after: Vec<_> = mine(&after, site).into_iter().cloned().collect();
+    assert_eq!(before, after);
+    assert_eq!(syncprof::set_mutex_fraction(7), 0);
+    assert_eq!(syncprof::set_mutex_fraction(1), 7);
+}
+
+#[test]
+fn fraction_ten_estimates_the_count() {
+    const HANDOFFS: usize = 1000;
+    let _rates = Rates::on();
+    syncprof::set_mutex_fraction(10);
+    let (block0, mutex0) = (profile::block(), profile::mutex());
+    let (mutex, site) = new_mutex();
+    let (go, go_rx) = std::sync::mpsc::channel::<()>();
+    let (done, done_rx) = std::sync::mpsc::channel::<()>();
+    let m = Arc::clone(&mutex);
+    let other = thread::spawn(move || {
+        while go_rx.recv().is_ok() {
+            drop(m.lock().unwrap());
+            done.send(()).unwrap();
+        }
+    });
+    for _ in 0..HANDOFFS {
+        let guard = mutex.lock().unwrap();
+        go.send(()).unwrap();
+        // Long enough for the other thread to park: every unlock is contended.
+        thread::sleep(Duration::from_micros(700));
+        drop(guard);
+        done_rx.recv().unwrap();
+    }
+    drop(go);
+    other.join().unwrap();
+    let blocks = profile::block().delta(&block0);
+    let contended: f64 = mine(&blocks, site).iter().map(|r| r.count()).sum();
+    assert!(
+        contended >= 0.95 * HANDOFFS as f64,
+        "only {contended} of the handoffs were contended"
+    );
+    let charges = profile::mutex().delta(&mutex0);
+    let estimate: f64 = mine(&charges, site).iter().map(|r| r.count()).sum();
+    assert!(
+        (estimate / HANDOFFS as f64 - 1.0).abs() <= 0.35,
+        "estimated {estimate} of {HANDOFFS}"
+    );
+}
+
+#[inline(never)]
+fn condvar_waiter(pair: &(Mutex<bool>, Condvar)) {
+    let (m, c) = pair;
+    let mut ready = m.lock().unwrap();
+    while !*ready {
+        ready = c.wait(ready).unwrap();
+    }
+}
+
+#[inline(never)]
+fn timed_condvar_waiter(pair: &(Mutex<bool>, Condvar)) -> Duration {
+    let (m, c) = pair;
+    let guard = m.lock().unwrap();
+    let start = Instant::now();
+    let (_guard, result) = c.wait_timeout(guard, Duration::from_millis(50)).unwrap();
+    assert!(result.timed_out());
+    start.elapsed()
+}
+
+#[test]
+fn every_kind_is_recorded_on_a_public_leaf() {
+    let _rates = Rates::on();
+    let (block0, mutex0) = (profile::block(), profile::mutex());
+
+    // Condvar: a notified wait, then a timed-out one.
+    let (pair, cv_site) = new_condvar_pair();
+    let p = Arc::clone(&pair);
+    let waiter = thread::spawn(move || condvar_waiter(&p));
+    thread::sleep(Duration::from_millis(30));
+    *pair.0.lock().unwrap() = true;
+    pair.1.notify_all();
+    waiter.join().unwrap();
+    let timed = timed_condvar_waiter(&pair).as_secs_f64();
+
+    // RwLock: a reader and a writer wait for a writer; a writer for readers.
+    let (lock, rw_site) = new_rwlock();
+    let w = lock.write().unwrap();
+    let (l1, l2) = (Arc::clone(&lock), Arc::clone(&lock));
+    let reader = thread::spawn(move || *l1.read().unwrap());
+    let writer = thread::spawn(move || *l2.write().unwrap() += 1);
+    thread::sleep(Duration::from_millis(30));
+    drop(w);
+    reader.join().unwrap();
+    writer.join().unwrap();
+    let r = lock.read().unwrap();
+    let l3 = Arc::clone(&lock);
+    let writer = thread::spawn(move || *l3.write().unwrap() += 1);
+    thread::sleep(Duration::from_millis(30));
+    drop(r);
+    writer.join().unwrap();
+
+    // Barrier: one thread waits for the other.
+    let (barrier, barrier_site) = new_barrier();
+    let b = Arc::clone(&barrier);
+    let early = thread::spawn(move || b.wait().is_leader());
+    thread::sleep(Duration::from_millis(30));
+    let late = barrier.wait().is_leader();
+    assert!(late && !early.join().unwrap());
+
+    let blocks = profile::block().delta(&block0);
+    let kinds = |site| -> Vec<EventKind> {
+        let mut k: Vec<_> = mine(&blocks, site)
+            .iter()
+            .filter_map(|r| r.event_kind())
+            .collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    assert_eq!(kinds(cv_site), vec![EventKind::Condvar]);
+    assert_eq!(
+        kinds(rw_site),
+        vec![EventKind::RwLockRead, EventKind::RwLockWrite]
+    );
+    assert_eq!(kinds(barrier_site), vec![EventKind::Barrier]);
+    // The timed-out wait is a block event for the time it waited.
+    let timed_out: Vec<_> = mine(&blocks, cv_site)
+        .into_iter()
+        .filter(|r| stack_mentions(r, "timed_condvar_waiter"))
+        .collect();
+    assert_eq!(timed_out.len(), 1);
+    let ratio = total_secs(&timed_out) / timed;
+    assert!(
+        (0.8..=1.3).contains(&ratio),
+        "timed-out wait recorded {ratio} of its length"
+    );
+    for record in mine(&blocks, cv_site)
+        .into_iter()
+        .chain(mine(&blocks, rw_site))
+        .chain(mine(&blocks, barrier_site))
+    {
+        check_stack(record);
+    }
+    let condvar_leaf = mine(&blocks, cv_site)
+        .into_iter()
+        .any(|r| frames(r)[0].iter().any(|n| n.contains("Condvar::wait")));
+    assert!(condvar_leaf, "a condvar wait's leaf is Condvar::wait*");
+
+    let charges = profile::mutex().delta(&mutex0);
+    let rw_charges = mine(&charges, rw_site);
+    assert!(!rw_charges.is_empty());
+    for record in rw_charges {
+        check_stack(record);
+    }
+    // Notify is never a mutex event; no condvar kind in the mutex profile.
+    assert!(
+        charges
+            .records()
+            .iter()
+            .all(|r| r.event_kind() != Some(EventKind::Condvar))
+    );
+}
