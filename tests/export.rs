@@ -340,3 +340,144 @@ fn empty_profiles_export() {
         }
     }
 }
+
+/// A mutex and its lock site.
+#[track_caller]
+fn mutex() -> (syncprof::Mutex<u64>, &'static Location<'static>) {
+    (syncprof::Mutex::new(0), Location::caller())
+}
+
+/// An always-inlined helper on the holder's path: the unlock.
+#[inline(always)]
+fn export_it_unlock_inline(guard: syncprof::MutexGuard<'_, u64>) {
+    drop(guard);
+}
+
+/// The holder: keeps the lock while the waiter queues, then unlocks.
+#[inline(never)]
+fn export_it_holder(m: &syncprof::Mutex<u64>, waiter_may_lock: &std::sync::mpsc::Sender<()>) {
+    let mut guard = m.lock().unwrap();
+    *guard += 1;
+    waiter_may_lock.send(()).unwrap();
+    thread::sleep(Duration::from_millis(5));
+    export_it_unlock_inline(guard);
+}
+
+/// The waiter: blocks in `lock` while the holder holds the mutex.
+#[inline(never)]
+fn export_it_waiter(m: &syncprof::Mutex<u64>) {
+    let mut guard = m.lock().unwrap();
+    *guard += 1;
+    drop(guard);
+}
+
+/// Real mutex contention: one thread holds, one waits, five rounds. Returns
+/// the (block, mutex) profiles of just this workload and the lock's site.
+fn mutex_contention() -> (Profile, Profile, &'static Location<'static>) {
+    let (block0, mutex0) = (profile::block(), profile::mutex());
+    let (m, site) = mutex();
+    // Plain std channels for the choreography: they record nothing.
+    let (may_lock_tx, may_lock_rx) = std::sync::mpsc::channel::<()>();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let m = &m;
+    thread::scope(|s| {
+        s.spawn(move || {
+            for _ in 0..5 {
+                may_lock_rx.recv().unwrap();
+                export_it_waiter(m);
+                done_tx.send(()).unwrap();
+            }
+        });
+        for _ in 0..5 {
+            export_it_holder(m, &may_lock_tx);
+            done_rx.recv().unwrap();
+        }
+    });
+    assert_eq!(*m.lock().unwrap(), 10);
+    (
+        profile::block().delta(&block0),
+        profile::mutex().delta(&mutex0),
+        site,
+    )
+}
+
+#[test]
+fn go_pprof_reads_mutex_contention() {
+    let _rates = record_all_events();
+    let (block, mutex, site) = mutex_contention();
+    assert!(!block.records().is_empty() && !mutex.records().is_empty());
+    if !have_go("go_pprof_reads_mutex_contention") {
+        return;
+    }
+    let label = lock_label(site);
+    for (profile, name) in [(&block, "block"), (&mutex, "mutex")] {
+        let file = temp_file(&format!("{name}.pb.gz"), &pprof_bytes(profile));
+        let raw = Raw::parse(&pprof_raw(&file, &[]));
+        assert_eq!(raw.period_type, "contentions count");
+        assert_eq!(raw.period, "1");
+        assert_eq!(raw.sample_types, "contentions/count delay/nanoseconds");
+        assert_eq!(raw.total(1) as u64, profile.total_delay_nanos());
+        let all = names(&raw);
+        match profile.kind() {
+            // The waiter's view: who waited.
+            ProfileKind::Block => {
+                assert!(
+                    has(&all, "export_it_waiter") && !has(&all, "export_it_holder"),
+                    "{all:?}"
+                );
+            }
+            // The holder's view: who made them wait, through the inlined unlock.
+            ProfileKind::Mutex => {
+                assert!(
+                    has(&all, "export_it_holder") && !has(&all, "export_it_waiter"),
+                    "{all:?}"
+                );
+                let chain = raw.names_of(0);
+                let at = chain
+                    .iter()
+                    .position(|n| n.ends_with("export_it_unlock_inline"))
+                    .expect("inlined unlock");
+                assert_eq!(chain[at + 1], "export::export_it_holder", "{chain:?}");
+            }
+        }
+        let kind = Raw::parse(&pprof_raw(&file, &["-tagfocus", "kind=mutex"]));
+        let expected: Vec<_> = profile
+            .records()
+            .iter()
+            .filter(|r| r.event_kind() == Some(EventKind::Mutex))
+            .collect();
+        assert_eq!(kind.samples.len(), expected.len());
+        assert_eq!(
+            kind.total(1),
+            expected.iter().map(|r| r.delay_nanos() as i64).sum::<i64>()
+        );
+        let lock = Raw::parse(&pprof_raw(
+            &file,
+            &["-tagfocus", &format!("lock=^{label}$")],
+        ));
+        assert!(
+            lock.samples
+                .iter()
+                .all(|s| s.2.contains(&format!("lock:[{label}]")))
+        );
+        let expected: Vec<_> = profile
+            .records()
+            .iter()
+            .filter(|r| r.lock_site().map(lock_label) == Some(label.clone()))
+            .collect();
+        assert!(!expected.is_empty());
+        assert_eq!(lock.samples.len(), expected.len());
+        assert_eq!(
+            lock.total(1),
+            expected.iter().map(|r| r.delay_nanos() as i64).sum::<i64>()
+        );
+        // Go's debug=1 text of the same profile.
+        let mut text = Vec::new();
+        profile.write_text(&mut text).unwrap();
+        let records = check_text_grammar(
+            &String::from_utf8(text).unwrap(),
+            profile.kind() == ProfileKind::Mutex,
+        );
+        assert_eq!(records.len(), profile.records().len());
+    }
+}
