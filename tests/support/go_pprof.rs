@@ -22,16 +22,27 @@ pub fn have_go(test: &str) -> bool {
             std::env::var_os("CI").is_none(),
             "{test}: `go` is not on PATH (needed under CI)"
         );
-        eprintln!("{test}: skipped: `go` is not on PATH");
+        // Straight to stderr, past the test harness's capture, so the skip
+        // shows in a normal `cargo test` run.
+        let _ = std::io::stderr().write_all(
+            format!("{test}: skipped the `go tool pprof` checks: `go` is not on PATH\n").as_bytes(),
+        );
     }
     ok
 }
 
 static FILE_SEQ: AtomicUsize = AtomicUsize::new(0);
 
-/// Writes `bytes` to a fresh temporary file.
+/// Writes `bytes` to a new file in this test binary's scratch directory
+/// (under `target/tmp` for integration tests). Names restart at 0 in every
+/// run, so reruns overwrite instead of piling up.
 pub fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("syncprof-export-{}", std::process::id()));
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let base = option_env!("CARGO_TARGET_TMPDIR").map_or_else(std::env::temp_dir, PathBuf::from);
+    let dir = base.join(format!("syncprof-export-{binary}"));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!(
         "{}-{name}",
