@@ -19,9 +19,12 @@
 //! ```
 
 pub mod clock;
+mod pprof;
 pub(crate) mod rate;
 pub(crate) mod stack;
+mod symbolize;
 pub(crate) mod table;
+mod text;
 
 use core::cell::Cell;
 use core::fmt;
@@ -31,6 +34,7 @@ use std::time::{Duration, SystemTime};
 
 pub use rate::{DEFAULT_STACK_DEPTH, MAX_STACK_DEPTH, stack_depth};
 pub use table::DEFAULT_MAX_BUCKETS;
+pub use text::Value;
 
 pub(crate) use stack::StackMark;
 
@@ -523,6 +527,9 @@ impl Profile {
         )
     }
 }
+
+#[cfg(test)]
+mod export_tests;
 
 #[cfg(test)]
 pub(crate) mod tests {
