@@ -7,4 +7,7 @@
 
 pub mod profile;
 
+#[cfg(feature = "http")]
+pub mod http;
+
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
