@@ -10,6 +10,9 @@ pub mod sync;
 
 pub use sync::mpsc;
 
+#[cfg(feature = "http")]
+pub mod http;
+
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
 
 pub(crate) mod raw;
