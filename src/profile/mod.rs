@@ -33,6 +33,7 @@ use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 pub use rate::{DEFAULT_STACK_DEPTH, MAX_STACK_DEPTH, stack_depth};
+pub use symbolize::Frame;
 pub use table::DEFAULT_MAX_BUCKETS;
 pub use text::Value;
 

@@ -624,3 +624,76 @@ mod tests {
         assert_eq!(elf_build_id("/proc/self/maps"), None);
     }
 }
+
+/// One logical frame of a symbolized stack (see [`Record::frames`]).
+///
+/// [`Record::frames`]: super::Record::frames
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// The return address this frame was found at (for an inlined frame, the
+    /// address of the real frame that contains it; 0 for the synthetic
+    /// `syncprof::truncated` and `syncprof::overflow` frames).
+    pub address: usize,
+    /// The function, demangled without its hash (`myapp::cache::get`), or
+    /// `??` when nothing resolved.
+    pub function: String,
+    /// Source file, when debug info knows it.
+    pub file: Option<String>,
+    /// Source line, when debug info knows it.
+    pub line: Option<u32>,
+    /// Whether this frame was inlined into the next one.
+    pub inlined: bool,
+}
+
+impl super::Record {
+    /// The record's stack symbolized, leaf first, inlined frames expanded
+    /// (innermost first); a cut stack ends with a `syncprof::truncated`
+    /// frame, the overflow record is the single frame `syncprof::overflow`.
+    /// Uses the same per-address cache as the exports.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// for record in syncprof::profile::mutex().records().iter().take(3) {
+    ///     let leaf = record.frames().into_iter().find(|f| !f.function.starts_with("syncprof::"));
+    ///     println!("{:?} caused {:?}", leaf.map(|f| f.function), record.delay());
+    /// }
+    /// ```
+    pub fn frames(&self) -> Vec<Frame> {
+        let symbols = symbolize(self.addresses().iter().copied());
+        let mut frames = Vec::new();
+        for &addr in self.addresses() {
+            let Some(found) = symbols.get(&addr).filter(|s| !s.frames.is_empty()) else {
+                frames.push(Frame {
+                    address: addr,
+                    function: "??".into(),
+                    file: None,
+                    line: None,
+                    inlined: false,
+                });
+                continue;
+            };
+            let last = found.frames.len() - 1;
+            for (i, frame) in found.frames.iter().enumerate() {
+                let file = &frame.function.file;
+                frames.push(Frame {
+                    address: addr,
+                    function: frame.function.name.to_string(),
+                    file: (!file.is_empty()).then(|| file.to_string()),
+                    line: (frame.line != 0).then_some(frame.line),
+                    inlined: i < last,
+                });
+            }
+        }
+        if let Some(name) = self.synthetic_frame() {
+            frames.push(Frame {
+                address: 0,
+                function: name.into(),
+                file: None,
+                line: None,
+                inlined: false,
+            });
+        }
+        frames
+    }
+}
