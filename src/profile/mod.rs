@@ -37,7 +37,7 @@ pub use symbolize::Frame;
 pub use table::DEFAULT_MAX_BUCKETS;
 pub use text::Value;
 
-pub(crate) use stack::StackMark;
+pub(crate) use stack::{StackMark, keep_frame};
 
 /// Where a lock (or channel) was created: the `lock` label of its samples.
 pub type LockSite = &'static Location<'static>;
