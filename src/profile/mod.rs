@@ -1,7 +1,13 @@
 //! The profiler: clock, sampling, stack capture, the stack table and the
-//! snapshots that exports read. It knows nothing of locks: primitives call
-//! [`block_start`] / [`record_block`] and [`mutex_profiling_on`] /
-//! [`record_mutex`] on their slow paths and nothing else.
+//! snapshots that exports read. It knows nothing of locks: primitives call a
+//! handful of crate-internal functions on their slow paths (`block_start` /
+//! `record_block` or `begin_block_wait` / `end_block_wait` for a wait,
+//! `mutex_profiling_on` / `record_mutex` for a contended unlock) and nothing
+//! else.
+//!
+//! Read a profile with [`block`] or [`mutex`]; each returns a [`Profile`]
+//! snapshot whose [`Record`]s carry counts, delays, raw addresses and labels,
+//! and which exports as pprof, Go's text or folded stacks.
 //!
 //! # Examples
 //!
