@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::Mutex as TestLock;
 use std::time::{Duration, Instant};
 
-use syncprof::profile::{__private as internals, EventKind};
+use syncprof::Mutex;
 
 /// Tests that change the global rates or read them take this lock.
 static RATES: TestLock<()> = TestLock::new(());
@@ -175,25 +175,37 @@ impl Drop for Rates {
     }
 }
 
-#[inline(never)]
-fn blocked_before_the_window() {
+/// Real contention: a holder keeps `lock` for 20 ms while `waits` waits for
+/// it, five times over.
+fn contend(lock: &Mutex<u64>, waits: fn(&Mutex<u64>)) {
     for _ in 0..5 {
-        internals::record_block_event(2_000_000, EventKind::Mutex);
+        let guard = lock.lock().unwrap();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| waits(lock));
+            std::thread::sleep(Duration::from_millis(20));
+            drop(guard);
+            waiter.join().expect("waiter");
+        });
     }
 }
 
 #[inline(never)]
-fn blocked_during_the_window() {
-    for _ in 0..5 {
-        internals::record_block_event(3_000_000, EventKind::Mutex);
-    }
+fn blocked_before_the_window(lock: &Mutex<u64>) {
+    *lock.lock().unwrap() += 1;
+    std::hint::black_box(());
+}
+
+#[inline(never)]
+fn blocked_during_the_window(lock: &Mutex<u64>) {
+    *lock.lock().unwrap() += 2;
+    std::hint::black_box(());
 }
 
 #[test]
 fn profiles_are_served_in_go_s_layout() {
     let _serial = serial();
     let _rates = Rates::set(1, 1);
-    blocked_before_the_window();
+    contend(&Mutex::new(0), blocked_before_the_window);
     let server = Server::start();
 
     for name in ["block", "mutex"] {
@@ -254,14 +266,15 @@ fn profiles_are_served_in_go_s_layout() {
 fn seconds_serves_only_what_happened_in_the_window() {
     let _serial = serial();
     let _rates = Rates::set(1, 1);
-    blocked_before_the_window();
+    let lock = Mutex::new(0);
+    contend(&lock, blocked_before_the_window);
     let server = Server::start();
     let url = server.url("/debug/pprof/block?seconds=1");
     let started = Instant::now();
     let reply = std::thread::scope(|s| {
         let fetch = s.spawn(|| get(&url));
         std::thread::sleep(Duration::from_millis(300));
-        blocked_during_the_window();
+        contend(&lock, blocked_during_the_window);
         fetch.join().expect("request thread")
     });
     assert!(started.elapsed() >= Duration::from_secs(1));
