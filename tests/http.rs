@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 
 use syncprof::Mutex;
 
+#[path = "support/go_pprof.rs"]
+mod go_pprof;
+use go_pprof::{have_go, pprof_raw, temp_file};
+
 /// Tests that change the global rates or read them take this lock.
 static RATES: TestLock<()> = TestLock::new(());
 
@@ -88,24 +92,9 @@ fn gunzip(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Whether `go` is on PATH; under CI its absence fails the test.
-fn have_go(test: &str) -> bool {
-    let ok = Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{test}: `go` is not on PATH (needed under CI)"
-        );
-        eprintln!("{test}: skipped: `go` is not on PATH");
-    }
-    ok
-}
-
-/// `go tool pprof -raw` on a URL or file; its output, with no warning.
-fn pprof_raw(target: &str) -> String {
+/// `go tool pprof -raw` on a URL; its output, with no warning beyond the
+/// fetch notices.
+fn pprof_raw_url(target: &str) -> String {
     let out = Command::new("go")
         .args(["tool", "pprof", "-raw", target])
         .env("PPROF_TMPDIR", std::env::temp_dir())
@@ -253,11 +242,11 @@ fn profiles_are_served_in_go_s_layout() {
     assert!(index.nosniff);
 
     if have_go("profiles_are_served_in_go_s_layout") {
-        let raw = pprof_raw(&server.url("/debug/pprof/block"));
+        let raw = pprof_raw_url(&server.url("/debug/pprof/block"));
         assert!(raw.contains("PeriodType: contentions count"), "{raw}");
         assert!(raw.contains("contentions/count delay/nanoseconds"), "{raw}");
         assert!(raw.contains("blocked_before_the_window"), "{raw}");
-        let raw = pprof_raw(&server.url("/debug/pprof/mutex"));
+        let raw = pprof_raw_url(&server.url("/debug/pprof/mutex"));
         assert!(raw.contains("PeriodType: contentions count"), "{raw}");
     }
 }
@@ -286,11 +275,7 @@ fn seconds_serves_only_what_happened_in_the_window() {
     assert_eq!(reply.content_type, "application/octet-stream");
 
     if have_go("seconds_serves_only_what_happened_in_the_window") {
-        let file =
-            std::env::temp_dir().join(format!("syncprof-http-delta-{}.pb.gz", std::process::id()));
-        std::fs::write(&file, &reply.body).unwrap();
-        let raw = pprof_raw(file.to_str().unwrap());
-        let _ = std::fs::remove_file(&file);
+        let raw = pprof_raw(&temp_file("block-delta.pb.gz", &reply.body), &[]);
         assert!(raw.contains("blocked_during_the_window"), "{raw}");
         assert!(
             !raw.contains("blocked_before_the_window"),
