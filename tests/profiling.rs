@@ -389,3 +389,54 @@ fn every_kind_is_recorded_on_a_public_leaf() {
             .all(|r| r.event_kind() != Some(EventKind::Condvar))
     );
 }
+
+/// Drops the guard as its very last act: an optimised build may turn the
+/// unlock's slow path into a tail call, which must not cost this frame its
+/// place on the unlocker's stack.
+#[inline(never)]
+fn release_in_tail_position(mut guard: syncprof::MutexGuard<'_, ()>, hold: Duration) {
+    thread::sleep(hold);
+    *guard = ();
+}
+
+/// Blocks on `recv` as its very last act (the same, on a waiter's stack).
+#[inline(never)]
+fn recv_in_tail_position(
+    rx: &syncprof::mpsc::Receiver<u32>,
+) -> Result<u32, syncprof::mpsc::RecvError> {
+    rx.recv()
+}
+
+#[test]
+fn slow_paths_in_tail_position_keep_the_callers_frame() {
+    let _rates = Rates::on();
+    let (block0, mutex0) = (profile::block(), profile::mutex());
+    let (mutex, site) = new_mutex();
+    let guard = mutex.lock().unwrap();
+    let m = Arc::clone(&mutex);
+    let waiter = thread::spawn(move || wait_for_lock(&m));
+    release_in_tail_position(guard, Duration::from_millis(100));
+    waiter.join().unwrap();
+    let charges = profile::mutex().delta(&mutex0);
+    let charges = mine(&charges, site);
+    assert_eq!(charges.len(), 1, "{charges:#?}");
+    assert!(
+        stack_mentions(charges[0], "release_in_tail_position"),
+        "{:#?}",
+        frames(charges[0])
+    );
+    check_stack(charges[0]);
+
+    let (tx, rx) = syncprof::mpsc::channel();
+    let sender = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(50));
+        tx.send(7).unwrap();
+    });
+    assert_eq!(recv_in_tail_position(&rx), Ok(7));
+    sender.join().unwrap();
+    let waits = profile::block().delta(&block0);
+    let recv = waits.records().iter().find(|r| {
+        r.event_kind() == Some(EventKind::ChanRecv) && stack_mentions(r, "recv_in_tail_position")
+    });
+    assert!(recv.is_some(), "the receiver's frame is on its stack");
+}

@@ -1,7 +1,13 @@
 //! The profiler: clock, sampling, stack capture, the stack table and the
-//! snapshots that exports read. It knows nothing of locks: primitives call
-//! [`block_start`] / [`record_block`] and [`mutex_profiling_on`] /
-//! [`record_mutex`] on their slow paths and nothing else.
+//! snapshots that exports read. It knows nothing of locks: primitives call a
+//! handful of crate-internal functions on their slow paths (`block_start` /
+//! `record_block` or `begin_block_wait` / `end_block_wait` for a wait,
+//! `mutex_profiling_on` / `record_mutex` for a contended unlock) and nothing
+//! else.
+//!
+//! Read a profile with [`block`] or [`mutex`]; each returns a [`Profile`]
+//! snapshot whose [`Record`]s carry counts, delays, raw addresses and labels,
+//! and which exports as pprof, Go's text or folded stacks.
 //!
 //! # Examples
 //!
@@ -20,9 +26,12 @@
 
 pub mod clock;
 pub(crate) mod env;
+mod pprof;
 pub(crate) mod rate;
 pub(crate) mod stack;
+mod symbolize;
 pub(crate) mod table;
+mod text;
 
 use core::cell::Cell;
 use core::fmt;
@@ -31,9 +40,11 @@ use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 pub use rate::{DEFAULT_STACK_DEPTH, MAX_STACK_DEPTH, stack_depth};
+pub use symbolize::Frame;
 pub use table::DEFAULT_MAX_BUCKETS;
+pub use text::Value;
 
-pub(crate) use stack::StackMark;
+pub(crate) use stack::{StackMark, keep_frame};
 
 /// Where a lock (or channel) was created: the `lock` label of its samples.
 pub type LockSite = &'static Location<'static>;
@@ -529,6 +540,9 @@ impl Profile {
         )
     }
 }
+
+#[cfg(test)]
+mod export_tests;
 
 #[cfg(test)]
 pub(crate) mod tests {

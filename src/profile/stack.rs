@@ -43,6 +43,27 @@ impl StackMark {
     }
 }
 
+/// Keeps the calling function's frame on the stack across the call just
+/// before it: an empty, opaque `asm!` statement after a call takes the call
+/// out of tail position, so the compiler cannot turn it into a jump that
+/// drops the caller's frame (and with it the leaf a [`StackMark`] keeps).
+///
+/// Put it right after every call to a marked slow path that could otherwise
+/// be the last thing its (possibly inlined) caller does: a guard's `drop`, a
+/// method that returns the slow path's result. It costs one empty statement
+/// on the slow path only.
+#[inline(always)]
+pub(crate) fn keep_frame() {
+    #[cfg(not(any(loom, miri)))]
+    // SAFETY: an empty assembly block: it reads and writes nothing, touches
+    // no stack and no flags; only its opacity to the optimiser is used.
+    unsafe {
+        core::arch::asm!("", options(nomem, nostack, preserves_flags))
+    };
+    #[cfg(any(loom, miri))]
+    core::hint::black_box(());
+}
+
 /// A captured stack: up to [`MAX_STACK_DEPTH`] return addresses, leaf first.
 pub(crate) struct StackBuf {
     /// `addrs[..len]` are initialised; the rest is never read (not zeroing

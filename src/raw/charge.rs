@@ -3,7 +3,7 @@
 //! N-waiter delay rule (design.md section 4) and the fairness bound.
 
 use super::shim::profile;
-use super::shim::{AtomicU32, Ordering::Relaxed, ParkToken};
+use super::shim::{AtomicU32, Ordering::Relaxed, ParkToken, UnparkToken};
 
 /// Token bit: mutex profiling was on when the waiter queued, so its wait is
 /// charged.
@@ -21,6 +21,27 @@ const FLAG_BITS: u32 = 2;
 pub(crate) fn park_token(queued_at: u64, profiled: bool, starving: bool) -> ParkToken {
     let flags = if profiled { PROFILED } else { 0 } | if starving { STARVING } else { 0 };
     ParkToken(((queued_at as usize) << FLAG_BITS) | flags)
+}
+
+/// The unpark token of a waiter woken to compete (not handed the lock): the
+/// tick its wait was charged up to, so that if it loses the race and parks
+/// again, its next charge starts there: the time between its wake-up and its
+/// next park is charged too, and nothing twice. Even, so it never equals a
+/// handoff token (odd); the tick is kept modulo 2^63 and rebuilt from `now`.
+#[inline]
+pub(crate) fn wake_token(charged_to: u64) -> UnparkToken {
+    UnparkToken((charged_to as usize) << 1)
+}
+
+/// The tick a [`wake_token`] carries, rebuilt from `now`; `None` for a token
+/// that carries none (0, or a handoff).
+#[inline]
+pub(crate) fn woken_at(token: UnparkToken, now: u64) -> Option<u64> {
+    if token.0 == 0 || token.0 & 1 != 0 {
+        return None;
+    }
+    let behind = (((now as usize) << 1).wrapping_sub(token.0) >> 1) as u64;
+    Some(now.saturating_sub(behind))
 }
 
 /// Ticks from the token's queued-at tick to `now`.
@@ -87,8 +108,9 @@ pub(crate) fn starving(first_park: u64, now: u64) -> bool {
 }
 
 /// `charged_until` squeezed into 32 bits: the tick of the lock's last charge,
-/// shifted right by [`ChargedUntil::SHIFT`] (so at most 1 Ki ticks, ~0.3 µs
-/// at 3 GHz, early), 0 when the queue has no charged waiter. It is rebuilt
+/// shifted right by [`ChargedUntil::SHIFT`] and rounded up (so at most 1 Ki
+/// ticks, ~0.3 µs at 3 GHz, late: a wait is never charged twice, and at most
+/// that much of it is never charged), 0 when the queue has no charged waiter. It is rebuilt
 /// relative to the current tick, which is right while the lock goes less than
 /// 2^42 ticks (~24 min at 3 GHz) between two charges with waiters queued; it
 /// is cleared whenever the queue empties, so a stale value never outlives a
@@ -113,16 +135,19 @@ impl ChargedUntil {
         match self.0.load(Relaxed) {
             0 => None,
             stored => {
+                // Signed: rounded up, the stored value may be a unit ahead.
                 let now_units = now >> Self::SHIFT;
-                let behind = u64::from((now_units as u32).wrapping_sub(stored));
-                Some(now_units.saturating_sub(behind) << Self::SHIFT)
+                let behind = i64::from((now_units as u32).wrapping_sub(stored) as i32);
+                let units = (now_units as i64).saturating_sub(behind).max(0) as u64;
+                Some(units << Self::SHIFT)
             }
         }
     }
 
     #[inline]
     pub(crate) fn set(&self, now: u64) {
-        self.0.store(((now >> Self::SHIFT) as u32).max(1), Relaxed);
+        let units = now.div_ceil(1 << Self::SHIFT);
+        self.0.store((units as u32).max(1), Relaxed);
     }
 
     #[inline]
@@ -198,6 +223,15 @@ mod tests {
     }
 
     #[test]
+    fn wake_tokens_carry_the_charge_tick() {
+        let t = wake_token(123_456_789);
+        assert_eq!(t.0 & 1, 0);
+        assert_eq!(woken_at(t, 123_456_800), Some(123_456_789));
+        assert_eq!(woken_at(UnparkToken(0), 5), None);
+        assert_eq!(woken_at(UnparkToken(1), 5), None);
+    }
+
+    #[test]
     fn the_n_waiter_rule_is_exact() {
         // Head waited 10, N = 0: 10.
         assert_eq!(delay(10, 0, 0), 10);
@@ -214,7 +248,15 @@ mod tests {
         assert_eq!(c.get(5000), None);
         c.set(1 << 20);
         let back = c.get((1 << 20) + 12345).unwrap();
-        assert!(back <= 1 << 20 && (1 << 20) - back < 1 << ChargedUntil::SHIFT);
+        assert_eq!(back, 1 << 20);
+        // Rounded up, never down: nothing is charged twice.
+        c.set((1 << 20) + 1);
+        let back = c.get((1 << 20) + 1).unwrap();
+        assert!(
+            back > 1 << 20 && back - (1 << 20) <= 1 << ChargedUntil::SHIFT,
+            "{back}"
+        );
+        c.set(1 << 20);
         let t = park_token(1000, true, false);
         // Queued before the last charge: only the time since it counts.
         assert_eq!(uncharged_wait(t, Some(1 << 20), (1 << 20) + 50), 50);

@@ -153,6 +153,9 @@ impl RawMutex {
         // profile's clock, both started when the thread first decides to park.
         let mut first_park: Option<u64> = None;
         let mut block: Option<profile::BlockWait> = None;
+        // Where this waiter's next charge to the mutex profile starts: its
+        // first park, then the tick each wake-up charged it up to.
+        let mut wait_from = 0u64;
         loop {
             if state & LOCKED_BIT == 0 {
                 match self
@@ -184,10 +187,11 @@ impl RawMutex {
                 // record at the end adds only a few atomics to the
                 // critical section this thread is about to enter.
                 block = profile::begin_block_wait(EventKind::Mutex, Some(site), mark);
+                wait_from = now;
                 now
             });
             let token = charge::park_token(
-                now,
+                wait_from,
                 profile::mutex_profiling_on(),
                 charge::starving(first, now),
             );
@@ -209,9 +213,16 @@ impl RawMutex {
             match result {
                 // We hold the lock: handed over.
                 ParkResult::Unparked(TOKEN_HANDOFF) => break,
-                // Woken to compete (or the queue changed before we slept):
-                // the wait goes on until we hold the lock, and stays one event.
-                ParkResult::Unparked(_) | ParkResult::Invalid => {}
+                // Woken to compete: the wait goes on until we hold the lock,
+                // and stays one event; a further charge starts where the
+                // unlocker's stopped.
+                ParkResult::Unparked(token) => {
+                    if let Some(tick) = charge::woken_at(token, profile::now()) {
+                        wait_from = tick;
+                    }
+                }
+                // The queue changed before we slept.
+                ParkResult::Invalid => {}
                 ParkResult::TimedOut => unreachable!("lock waits have no timeout"),
             }
             spin.reset();
@@ -281,7 +292,11 @@ impl RawMutex {
         let callback = |result: UnparkResult| {
             let scan = scan.borrow();
             let now = now.get();
-            let mut token = TOKEN_NORMAL;
+            let mut token = if now == 0 {
+                TOKEN_NORMAL
+            } else {
+                charge::wake_token(now)
+            };
             if let Some(head) = scan.head {
                 if profiling || charge::is_profiled(head) {
                     let delay = scan.charge(self.charged_until.get(now), now);
@@ -310,10 +325,10 @@ impl RawMutex {
                     })
                 });
                 if taken.is_err() {
-                    token = TOKEN_NORMAL;
+                    token = charge::wake_token(now);
                 }
             }
-            if token == TOKEN_NORMAL && !result.have_more_threads {
+            if token != TOKEN_HANDOFF && !result.have_more_threads {
                 self.state.fetch_and(!PARKED_BIT, Relaxed);
             }
             token

@@ -76,7 +76,9 @@ impl Barrier {
     /// ```
     #[inline]
     pub fn wait(&self) -> BarrierWaitResult {
-        BarrierWaitResult(self.raw.wait(self.site))
+        let leader = self.raw.wait(self.site);
+        crate::profile::keep_frame();
+        BarrierWaitResult(leader)
     }
 }
 

@@ -261,7 +261,11 @@ impl<T> SyncSender<T> {
     pub fn send(&self, t: T) -> Result<(), SendError<T>> {
         match self.inner.try_send(t) {
             Ok(()) => Ok(()),
-            Err(TrySendError::Full(t)) => self.send_blocking(t),
+            Err(TrySendError::Full(t)) => {
+                let result = self.send_blocking(t);
+                crate::profile::keep_frame();
+                result
+            }
             Err(TrySendError::Disconnected(t)) => Err(SendError(t)),
         }
     }
@@ -418,7 +422,11 @@ impl<T> Receiver<T> {
     pub fn recv(&self) -> Result<T, RecvError> {
         match self.inner.try_recv() {
             Ok(t) => Ok(t),
-            Err(TryRecvError::Empty) => self.recv_blocking(),
+            Err(TryRecvError::Empty) => {
+                let result = self.recv_blocking();
+                crate::profile::keep_frame();
+                result
+            }
             Err(TryRecvError::Disconnected) => Err(RecvError),
         }
     }
@@ -476,7 +484,11 @@ impl<T> Receiver<T> {
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
         match self.inner.try_recv() {
             Ok(t) => Ok(t),
-            Err(TryRecvError::Empty) => self.recv_timeout_blocking(timeout),
+            Err(TryRecvError::Empty) => {
+                let result = self.recv_timeout_blocking(timeout);
+                crate::profile::keep_frame();
+                result
+            }
             Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
         }
     }
@@ -584,7 +596,11 @@ impl<T> Iterator for Iter<'_, T> {
     fn next(&mut self) -> Option<T> {
         match self.rx.inner.try_recv() {
             Ok(t) => Some(t),
-            Err(TryRecvError::Empty) => self.rx.recv_blocking().ok(),
+            Err(TryRecvError::Empty) => {
+                let result = self.rx.recv_blocking().ok();
+                crate::profile::keep_frame();
+                result
+            }
             Err(TryRecvError::Disconnected) => None,
         }
     }
@@ -651,7 +667,11 @@ impl<T> Iterator for IntoIter<T> {
     fn next(&mut self) -> Option<T> {
         match self.rx.inner.try_recv() {
             Ok(t) => Some(t),
-            Err(TryRecvError::Empty) => self.rx.recv_blocking().ok(),
+            Err(TryRecvError::Empty) => {
+                let result = self.rx.recv_blocking().ok();
+                crate::profile::keep_frame();
+                result
+            }
             Err(TryRecvError::Disconnected) => None,
         }
     }

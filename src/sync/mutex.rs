@@ -341,6 +341,7 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
         // not `Send`).
         if !unsafe { self.lock.raw.unlock_fast() } {
             self.lock.raw.unlock_slow(self.lock.site);
+            crate::profile::keep_frame();
         }
     }
 }

@@ -358,6 +358,7 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
         // SAFETY: the guard holds a read lock taken by this thread.
         if !unsafe { self.lock.raw.read_unlock_fast() } {
             self.lock.raw.read_unlock_slow(self.lock.site);
+            crate::profile::keep_frame();
         }
     }
 }
@@ -370,6 +371,7 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
         if !unsafe { self.lock.raw.write_unlock_fast() } {
             // SAFETY: as above; the fast path did not release it.
             unsafe { self.lock.raw.write_unlock_slow(self.lock.site) };
+            crate::profile::keep_frame();
         }
     }
 }

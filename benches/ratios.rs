@@ -1,0 +1,548 @@
+#![allow(missing_docs)]
+//! One table of ratios against `std::sync` and `parking_lot`, measured
+//! interleaved in one process (A B C … A B C …, at least 7 rounds, min and
+//! median), so a noisy machine still gives a fair comparison; with Go's
+//! profiling overhead on the same workload when `go` is on PATH.
+//!
+//! Run: `cargo bench --bench ratios` (add `-- --quick` for a 3-round smoke run).
+
+use std::hint::black_box;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Rounds per comparison (each variant once per round, interleaved).
+fn rounds() -> usize {
+    if std::env::args().any(|a| a == "--quick") {
+        3
+    } else {
+        9
+    }
+}
+
+/// A lock under test: lock, run `f` on the data, unlock.
+trait Lock: Sync {
+    fn with(&self, f: impl FnOnce(&mut u64));
+}
+
+impl Lock for std::sync::Mutex<u64> {
+    #[inline]
+    fn with(&self, f: impl FnOnce(&mut u64)) {
+        f(&mut self.lock().unwrap());
+    }
+}
+
+impl Lock for parking_lot::Mutex<u64> {
+    #[inline]
+    fn with(&self, f: impl FnOnce(&mut u64)) {
+        f(&mut self.lock());
+    }
+}
+
+impl Lock for syncprof::Mutex<u64> {
+    #[inline]
+    fn with(&self, f: impl FnOnce(&mut u64)) {
+        f(&mut self.lock().unwrap());
+    }
+}
+
+/// Profiling settings for one variant.
+#[derive(Clone, Copy)]
+enum Profiling {
+    Off,
+    On,
+}
+
+impl Profiling {
+    fn apply(self) {
+        let (rate, fraction) = match self {
+            Profiling::Off => (0, 0),
+            Profiling::On => (1, 1),
+        };
+        syncprof::set_block_rate(rate);
+        syncprof::set_mutex_fraction(fraction);
+    }
+}
+
+/// Steps of a dependent multiply-add chain: the critical section's work,
+/// the same as Go's in benches/go/contention.go.
+#[inline(never)]
+fn work(iters: u64) -> u64 {
+    let mut x = 1u64;
+    for i in 0..iters {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+    }
+    x
+}
+
+/// Work steps that take about `target`.
+fn calibrate(target: Duration) -> u64 {
+    let probe = 2_000_000;
+    let start = Instant::now();
+    black_box(work(black_box(probe)));
+    let per_step = start.elapsed().as_secs_f64() / probe as f64;
+    ((target.as_secs_f64() / per_step) as u64).max(1)
+}
+
+/// Nanoseconds per uncontended lock+unlock.
+fn uncontended<L: Lock>(lock: &L) -> f64 {
+    let n = 4_000_000u64;
+    let start = Instant::now();
+    for _ in 0..n {
+        lock.with(|v| *v += 1);
+    }
+    start.elapsed().as_secs_f64() * 1e9 / n as f64
+}
+
+/// Operations per second with `threads` threads contending for `period`.
+fn contended<L: Lock>(lock: &L, threads: usize, iters: u64, period: Duration) -> f64 {
+    let stop = AtomicBool::new(false);
+    let ops = AtomicU64::new(0);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut local = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    lock.with(|v| *v = v.wrapping_add(work(iters)));
+                    local += 1;
+                }
+                ops.fetch_add(local, Ordering::Relaxed);
+            });
+        }
+        std::thread::sleep(period);
+        stop.store(true, Ordering::Relaxed);
+    });
+    ops.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Read-heavy RwLock: ops/s over `period` with `threads` threads, 1 write in 100.
+fn rwlock_read_heavy<R: Sync>(
+    lock: &R,
+    read: fn(&R) -> u64,
+    write: fn(&R),
+    threads: usize,
+    period: Duration,
+) -> f64 {
+    let stop = AtomicBool::new(false);
+    let ops = AtomicU64::new(0);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut local = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    if local % 100 == 99 {
+                        write(lock);
+                    } else {
+                        black_box(read(lock));
+                    }
+                    local += 1;
+                }
+                ops.fetch_add(local, Ordering::Relaxed);
+            });
+        }
+        std::thread::sleep(period);
+        stop.store(true, Ordering::Relaxed);
+    });
+    ops.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Nanoseconds per uncontended send+recv on an unbounded channel.
+fn channel_std() -> f64 {
+    let (tx, rx) = std::sync::mpsc::channel::<u64>();
+    let n = 1_000_000u64;
+    let start = Instant::now();
+    for i in 0..n {
+        tx.send(i).unwrap();
+        black_box(rx.recv().unwrap());
+    }
+    start.elapsed().as_secs_f64() * 1e9 / n as f64
+}
+
+fn channel_syncprof() -> f64 {
+    let (tx, rx) = syncprof::mpsc::channel::<u64>();
+    let n = 1_000_000u64;
+    let start = Instant::now();
+    for i in 0..n {
+        tx.send(i).unwrap();
+        black_box(rx.recv().unwrap());
+    }
+    start.elapsed().as_secs_f64() * 1e9 / n as f64
+}
+
+/// Recurses `depth` frames, then runs `f` at the bottom.
+#[inline(never)]
+fn at_depth(depth: usize, f: &mut dyn FnMut()) {
+    if depth == 0 {
+        f()
+    } else {
+        at_depth(depth - 1, f);
+        black_box(depth);
+    }
+}
+
+/// Nanoseconds per recorded block event on a ~30-frame stack, net of the
+/// recursion that builds the stack.
+fn recorded_event() -> f64 {
+    let n = 200_000u64;
+    let time = |record: bool| {
+        let start = Instant::now();
+        at_depth(25, &mut || {
+            for _ in 0..n {
+                if record {
+                    syncprof::profile::__private::record_block_event(
+                        1_000_000,
+                        syncprof::profile::EventKind::Mutex,
+                    );
+                } else {
+                    black_box(0);
+                }
+            }
+        });
+        start.elapsed().as_secs_f64() * 1e9 / n as f64
+    };
+    Profiling::On.apply();
+    let t = time(true) - time(false);
+    Profiling::Off.apply();
+    t
+}
+
+/// Min and median of a sample.
+fn stats(mut xs: Vec<f64>) -> (f64, f64) {
+    xs.sort_by(f64::total_cmp);
+    (xs[0], xs[xs.len() / 2])
+}
+
+fn max_and_median(mut xs: Vec<f64>) -> (f64, f64) {
+    xs.sort_by(f64::total_cmp);
+    (xs[xs.len() - 1], xs[xs.len() / 2])
+}
+
+/// Runs each variant once per round, interleaved; returns each variant's samples.
+fn interleaved(variants: &mut [(&str, &mut dyn FnMut() -> f64)]) -> Vec<Vec<f64>> {
+    let mut samples = vec![Vec::new(); variants.len()];
+    for _ in 0..rounds() {
+        for (i, (_, run)) in variants.iter_mut().enumerate() {
+            samples[i].push(run());
+        }
+    }
+    samples
+}
+
+/// Builds Go's workload once; `None` when `go` is missing.
+fn go_binary() -> Option<std::path::PathBuf> {
+    let out = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/go-contention");
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/go/contention.go");
+    let status = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&out)
+        .arg(src)
+        .status()
+        .ok()?;
+    status.success().then_some(out)
+}
+
+fn go_ops(binary: &std::path::Path, profile: &str, seconds: f64) -> Option<f64> {
+    let out = Command::new(binary)
+        .args([
+            "-profile",
+            profile,
+            "-workers",
+            "4",
+            "-duration",
+            &format!("{seconds}s"),
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let period = Duration::from_millis(if rounds() < 5 { 150 } else { 300 });
+    let iters_50ns = calibrate(Duration::from_nanos(50));
+    println!(
+        "syncprof ratios: {} rounds interleaved; critical section ~50 ns = {iters_50ns} work steps",
+        rounds()
+    );
+    println!(
+        "machine: {} cores; stack capture by {}\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        if syncprof::profile::__private::uses_frame_pointers() {
+            "frame pointers"
+        } else {
+            "DWARF unwinder"
+        }
+    );
+    let mut rows: Vec<(String, String, f64, String)> = Vec::new();
+
+    // Uncontended lock+unlock.
+    {
+        let std_lock = std::sync::Mutex::new(0u64);
+        let pl_lock = parking_lot::Mutex::new(0u64);
+        let sp_lock = syncprof::Mutex::new(0u64);
+        let mut a = || uncontended(&std_lock);
+        let mut b = || uncontended(&pl_lock);
+        let mut c = || {
+            Profiling::Off.apply();
+            uncontended(&sp_lock)
+        };
+        let mut d = || {
+            Profiling::On.apply();
+            let t = uncontended(&sp_lock);
+            Profiling::Off.apply();
+            t
+        };
+        let s = interleaved(&mut [
+            ("std", &mut a),
+            ("parking_lot", &mut b),
+            ("off", &mut c),
+            ("on", &mut d),
+        ]);
+        let (std_min, std_med) = stats(s[0].clone());
+        let (pl_min, _) = stats(s[1].clone());
+        let (off_min, off_med) = stats(s[2].clone());
+        let (on_min, on_med) = stats(s[3].clone());
+        println!(
+            "uncontended lock+unlock (ns, min/median): std {std_min:.2}/{std_med:.2}  parking_lot {pl_min:.2}  syncprof off {off_min:.2}/{off_med:.2}  on {on_min:.2}/{on_med:.2}"
+        );
+        rows.push((
+            "uncontended lock+unlock".into(),
+            "syncprof off / std (time)".into(),
+            off_min / std_min,
+            "<= 1.05".into(),
+        ));
+        rows.push((
+            "uncontended lock+unlock".into(),
+            "syncprof on / std (time)".into(),
+            on_min / std_min,
+            "<= 1.05".into(),
+        ));
+        rows.push((
+            "uncontended lock+unlock".into(),
+            "syncprof off / parking_lot (time)".into(),
+            off_min / pl_min,
+            "".into(),
+        ));
+    }
+
+    // Contended, 4 threads, ~50 ns and ~1 µs critical sections.
+    let iters_1us = calibrate(Duration::from_micros(1));
+    let mut on_off_4x50 = 0.0;
+    for (label, iters) in [("50 ns", iters_50ns), ("1 µs", iters_1us)] {
+        let std_lock = std::sync::Mutex::new(0u64);
+        let pl_lock = parking_lot::Mutex::new(0u64);
+        let sp_lock = syncprof::Mutex::new(0u64);
+        let mut a = || contended(&std_lock, 4, iters, period);
+        let mut b = || contended(&pl_lock, 4, iters, period);
+        let mut c = || {
+            Profiling::Off.apply();
+            contended(&sp_lock, 4, iters, period)
+        };
+        let mut d = || {
+            Profiling::On.apply();
+            let t = contended(&sp_lock, 4, iters, period);
+            Profiling::Off.apply();
+            t
+        };
+        let s = interleaved(&mut [
+            ("std", &mut a),
+            ("parking_lot", &mut b),
+            ("off", &mut c),
+            ("on", &mut d),
+        ]);
+        let (std_max, _) = max_and_median(s[0].clone());
+        let (pl_max, pl_med) = max_and_median(s[1].clone());
+        let (off_max, off_med) = max_and_median(s[2].clone());
+        let (on_max, on_med) = max_and_median(s[3].clone());
+        println!(
+            "contended 4 threads, {label} (Mops/s, max/median): std {:.2}  parking_lot {:.2}/{:.2}  syncprof off {:.2}/{:.2}  on {:.2}/{:.2}",
+            std_max / 1e6,
+            pl_max / 1e6,
+            pl_med / 1e6,
+            off_max / 1e6,
+            off_med / 1e6,
+            on_max / 1e6,
+            on_med / 1e6
+        );
+        let row = format!("contended 4 threads, {label}");
+        let target = if label == "50 ns" { ">= 0.95" } else { "" };
+        rows.push((
+            row.clone(),
+            "syncprof off / parking_lot (throughput)".into(),
+            off_med / pl_med,
+            target.into(),
+        ));
+        rows.push((
+            row.clone(),
+            "syncprof on / syncprof off (throughput)".into(),
+            on_med / off_med,
+            target.into(),
+        ));
+        rows.push((
+            row,
+            "syncprof off / std (throughput)".into(),
+            off_max / std_max,
+            "".into(),
+        ));
+        if label == "50 ns" {
+            on_off_4x50 = on_med / off_med;
+        }
+    }
+
+    // Read-heavy RwLock, 4 threads.
+    {
+        let std_lock = std::sync::RwLock::new(0u64);
+        let pl_lock = parking_lot::RwLock::new(0u64);
+        let sp_lock = syncprof::RwLock::new(0u64);
+        let mut a = || {
+            rwlock_read_heavy(
+                &std_lock,
+                |l| *l.read().unwrap(),
+                |l| *l.write().unwrap() += 1,
+                4,
+                period,
+            )
+        };
+        let mut b = || rwlock_read_heavy(&pl_lock, |l| *l.read(), |l| *l.write() += 1, 4, period);
+        let mut c = || {
+            Profiling::Off.apply();
+            rwlock_read_heavy(
+                &sp_lock,
+                |l| *l.read().unwrap(),
+                |l| *l.write().unwrap() += 1,
+                4,
+                period,
+            )
+        };
+        let s = interleaved(&mut [("std", &mut a), ("parking_lot", &mut b), ("off", &mut c)]);
+        let (std_med, pl_med, off_med) = (
+            stats(s[0].clone()).1,
+            stats(s[1].clone()).1,
+            stats(s[2].clone()).1,
+        );
+        println!(
+            "rwlock read-heavy 4 threads (Mops/s, median): std {:.2}  parking_lot {:.2}  syncprof off {:.2}",
+            std_med / 1e6,
+            pl_med / 1e6,
+            off_med / 1e6
+        );
+        rows.push((
+            "rwlock read-heavy, 4 threads".into(),
+            "syncprof off / std (throughput)".into(),
+            off_med / std_med,
+            "".into(),
+        ));
+        rows.push((
+            "rwlock read-heavy, 4 threads".into(),
+            "syncprof off / parking_lot (throughput)".into(),
+            off_med / pl_med,
+            "".into(),
+        ));
+    }
+
+    // Channels.
+    {
+        let mut a = channel_std;
+        let mut b = || {
+            Profiling::Off.apply();
+            channel_syncprof()
+        };
+        let mut c = || {
+            Profiling::On.apply();
+            let t = channel_syncprof();
+            Profiling::Off.apply();
+            t
+        };
+        let s = interleaved(&mut [("std", &mut a), ("off", &mut b), ("on", &mut c)]);
+        let (std_min, off_min, on_min) = (
+            stats(s[0].clone()).0,
+            stats(s[1].clone()).0,
+            stats(s[2].clone()).0,
+        );
+        println!(
+            "channel send+recv (ns, min): std {std_min:.1}  syncprof off {off_min:.1}  on {on_min:.1}"
+        );
+        rows.push((
+            "unbounded channel send+recv".into(),
+            "syncprof off / std (time)".into(),
+            off_min / std_min,
+            "<= 1.05".into(),
+        ));
+        rows.push((
+            "unbounded channel send+recv".into(),
+            "syncprof on / std (time)".into(),
+            on_min / std_min,
+            "<= 1.05".into(),
+        ));
+    }
+
+    // A recorded event.
+    let event_ns = stats((0..rounds()).map(|_| recorded_event()).collect()).0;
+    println!("recorded event (capture ~30 frames + table update): {event_ns:.0} ns");
+
+    // Go.
+    let go = go_binary().and_then(|binary| {
+        let secs = if rounds() < 5 { 0.5 } else { 2.0 };
+        let mut off = Vec::new();
+        let mut on = Vec::new();
+        for _ in 0..rounds().min(5) {
+            off.push(go_ops(&binary, "off", secs)?);
+            on.push(go_ops(&binary, "on", secs)?);
+        }
+        Some(stats(on).1 / stats(off).1)
+    });
+
+    println!("\n| workload | ratio | value | target |\n| --- | --- | --- | --- |");
+    for (workload, ratio, value, target) in &rows {
+        println!("| {workload} | {ratio} | {value:.3} | {target} |");
+    }
+    println!("| recorded event, 30 frames | ns per event | {event_ns:.0} | <= 200 |");
+    match go {
+        Some(go_ratio) => {
+            println!(
+                "| contended 4 threads, 50 ns | Go on / Go off (throughput) | {go_ratio:.3} | |"
+            );
+            let ours = 1.0 - on_off_4x50;
+            let theirs = 1.0 - go_ratio;
+            println!(
+                "| contended 4 threads, 50 ns | overhead: syncprof {:.1}% vs Go {:.1}% | {:.2} | ours <= half of Go's |",
+                ours * 100.0,
+                theirs * 100.0,
+                if theirs > 0.0 {
+                    ours / theirs
+                } else {
+                    f64::NAN
+                }
+            );
+        }
+        None => println!("| contended 4 threads, 50 ns | Go on / Go off | (go not on PATH) | |"),
+    }
+    println!(
+        "\nsize_of: std::sync::Mutex<()> {}  parking_lot::Mutex<()> {}  syncprof::Mutex<()> {} (target <= 16)",
+        size_of::<std::sync::Mutex<()>>(),
+        size_of::<parking_lot::Mutex<()>>(),
+        size_of::<syncprof::Mutex<()>>()
+    );
+    println!(
+        "size_of: std::sync::RwLock<()> {}  parking_lot::RwLock<()> {}  syncprof::RwLock<()> {}",
+        size_of::<std::sync::RwLock<()>>(),
+        size_of::<parking_lot::RwLock<()>>(),
+        size_of::<syncprof::RwLock<()>>()
+    );
+    println!(
+        "size_of: std::sync::Condvar {}  parking_lot::Condvar {}  syncprof::Condvar {}",
+        size_of::<std::sync::Condvar>(),
+        size_of::<parking_lot::Condvar>(),
+        size_of::<syncprof::Condvar>()
+    );
+    println!(
+        "size_of: std::sync::Barrier {}  syncprof::Barrier {}",
+        size_of::<std::sync::Barrier>(),
+        size_of::<syncprof::Barrier>()
+    );
+}

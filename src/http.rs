@@ -1,0 +1,476 @@
+//! The contention-debugging endpoint (feature `http`): Go's `net/http/pprof`
+//! paths for the block and mutex profiles, so `go tool pprof
+//! http://host:port/debug/pprof/mutex` and agents that scrape Go services
+//! (Parca, Pyroscope, Grafana Alloy) work unchanged, plus a settings route to
+//! change the rates of a running process.
+//!
+//! | route | serves |
+//! | --- | --- |
+//! | `GET /debug/pprof/` | an HTML index of the profiles, with the current rate and fraction |
+//! | `GET /debug/pprof/block`, `/debug/pprof/mutex` | gzipped pprof (`application/octet-stream`, `attachment; filename="block"`) |
+//! | `…?debug=1` | Go's text format (`text/plain; charset=utf-8`) |
+//! | `…?seconds=N` | the delta over the next N seconds (`filename="block-delta"`, `duration_nanos` set) |
+//! | `GET /debug/pprof/settings` | `block_rate=…` and `mutex_fraction=…`, one per line |
+//! | `POST /debug/pprof/settings?block_rate=…&mutex_fraction=…` | changes either or both (not in Go) |
+//!
+//! Errors follow Go's wording: `seconds` that is not a positive integer gets
+//! 400 `invalid value for "seconds" - must be a positive integer`, `seconds`
+//! with `debug` gets 400 `seconds and debug params are incompatible`. A
+//! `debug` or settings value that is not an integer gets 400 naming the
+//! parameter (Go would ignore a bad `debug`; a clear error is kinder). An
+//! unknown path is 404, another method 405 (with `Allow`). Every response
+//! carries `X-Content-Type-Options: nosniff`.
+//!
+//! # Security
+//!
+//! The endpoint exposes function names, file paths and the program's
+//! behaviour, and lets anyone who reaches it turn profiling on. Bind it to
+//! loopback (`127.0.0.1`) or put it behind authentication; never expose it on
+//! a public interface.
+//!
+//! # Examples
+//!
+//! ```
+//! let server = syncprof::http::serve("127.0.0.1:0")?;
+//! println!("go tool pprof http://{}/debug/pprof/mutex", server.local_addr());
+//! server.shutdown();
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::io::{self, Cursor};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar as StdCondvar, Mutex as StdMutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tiny_http::{Header, Method, Request, Response, StatusCode};
+
+use crate::profile::{self, Profile, ProfileKind};
+
+/// Most requests handled at once; more get 503 until one finishes.
+const MAX_IN_FLIGHT: usize = 64;
+
+/// A running endpoint. Dropping it (or [`Server::shutdown`]) stops it.
+///
+/// The server uses `std::sync` and its own threads internally, never a
+/// syncprof primitive, so serving a profile never records itself.
+pub struct Server {
+    addr: SocketAddr,
+    http: Arc<tiny_http::Server>,
+    stop: Arc<Stop>,
+    accept: Option<JoinHandle<()>>,
+}
+
+/// The shutdown signal: a flag, and a condition variable that wakes request
+/// threads waiting out a `seconds=` window.
+struct Stop {
+    stopped: StdMutex<bool>,
+    wake: StdCondvar,
+}
+
+impl Stop {
+    fn is_stopped(&self) -> bool {
+        *self.stopped.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sleeps for `duration` or until the server stops; true if it stopped.
+    fn sleep(&self, duration: Duration) -> bool {
+        let deadline = Instant::now() + duration;
+        let mut stopped = self.stopped.lock().unwrap_or_else(|e| e.into_inner());
+        while !*stopped {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            stopped = self
+                .wake
+                .wait_timeout(stopped, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        true
+    }
+}
+
+/// Starts the endpoint on `addr` (use port 0 for any free port) in a
+/// background thread; each request is served on a thread of its own, so a
+/// long `seconds=` request does not hold up the others.
+///
+/// # Errors
+///
+/// When the address cannot be resolved or bound.
+///
+/// # Examples
+///
+/// ```no_run
+/// // In main(): keep the server alive as long as the process runs.
+/// let _pprof = syncprof::http::serve("127.0.0.1:6060")?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn serve(addr: impl ToSocketAddrs) -> io::Result<Server> {
+    let mut last_error = io::Error::new(io::ErrorKind::InvalidInput, "no address to bind");
+    for candidate in addr.to_socket_addrs()? {
+        match tiny_http::Server::http(candidate) {
+            Ok(http) => return Server::start(http),
+            Err(e) => last_error = io::Error::other(e.to_string()),
+        }
+    }
+    Err(last_error)
+}
+
+impl Server {
+    fn start(http: tiny_http::Server) -> io::Result<Server> {
+        let addr = http
+            .server_addr()
+            .to_ip()
+            .ok_or_else(|| io::Error::other("not an IP listener"))?;
+        let http = Arc::new(http);
+        let stop = Arc::new(Stop {
+            stopped: StdMutex::new(false),
+            wake: StdCondvar::new(),
+        });
+        let accept = {
+            let (http, stop) = (Arc::clone(&http), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("syncprof-http".into())
+                .spawn(move || accept_loop(&http, &stop))?
+        };
+        Ok(Server {
+            addr,
+            http,
+            stop,
+            accept: Some(accept),
+        })
+    }
+
+    /// The address the server listens on (with the real port when bound to
+    /// port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, wakes requests waiting out a `seconds=` window (they
+    /// answer 503), and joins the server's thread.
+    pub fn shutdown(mut self) {
+        self.stop_and_join();
+    }
+
+    fn stop_and_join(&mut self) {
+        *self.stop.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.stop.wake.notify_all();
+        self.http.unblock();
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+fn accept_loop(http: &tiny_http::Server, stop: &Arc<Stop>) {
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    for request in http.incoming_requests() {
+        if stop.is_stopped() {
+            let _ = request.respond(text(503, "server shutting down"));
+            break;
+        }
+        if in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
+            in_flight.fetch_sub(1, Ordering::AcqRel);
+            let _ = request.respond(text(503, "too many requests in flight"));
+            continue;
+        }
+        let (stop, in_flight) = (Arc::clone(stop), Arc::clone(&in_flight));
+        // A request whose thread cannot be spawned is dropped, which closes
+        // its connection: the client sees the failure.
+        let _ = std::thread::Builder::new()
+            .name("syncprof-http-request".into())
+            .spawn(move || {
+                handle(request, &stop);
+                in_flight.fetch_sub(1, Ordering::AcqRel);
+            });
+    }
+}
+
+type Reply = Response<Cursor<Vec<u8>>>;
+
+fn header(name: &str, value: &str) -> Header {
+    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("static header is valid")
+}
+
+/// A plain-text reply (Go's `serveError` shape: the message and a newline).
+fn text(status: u16, body: &str) -> Reply {
+    Response::from_data(format!("{body}\n").into_bytes())
+        .with_status_code(StatusCode(status))
+        .with_header(header("Content-Type", "text/plain; charset=utf-8"))
+}
+
+fn handle(request: Request, stop: &Stop) {
+    let reply = route(&request, stop).with_header(header("X-Content-Type-Options", "nosniff"));
+    let _ = request.respond(reply);
+}
+
+fn route(request: &Request, stop: &Stop) -> Reply {
+    let (path, query) = match request.url().split_once('?') {
+        Some((path, query)) => (path, query),
+        None => (request.url(), ""),
+    };
+    let query = match parse_query(query) {
+        Ok(query) => query,
+        Err(message) => return text(400, &message),
+    };
+    let method = request.method();
+    let allow =
+        |methods: &str| text(405, "method not allowed").with_header(header("Allow", methods));
+    match path {
+        "/debug/pprof" | "/debug/pprof/" => match method {
+            Method::Get | Method::Head => index(),
+            _ => allow("GET, HEAD"),
+        },
+        "/debug/pprof/block" | "/debug/pprof/mutex" => match method {
+            Method::Get | Method::Head => {
+                let kind = if path.ends_with("block") {
+                    ProfileKind::Block
+                } else {
+                    ProfileKind::Mutex
+                };
+                serve_profile(kind, &query, stop)
+            }
+            _ => allow("GET, HEAD"),
+        },
+        "/debug/pprof/settings" => match method {
+            Method::Get | Method::Head => settings_reply(200),
+            Method::Post => change_settings(&query),
+            _ => allow("GET, HEAD, POST"),
+        },
+        _ if path.starts_with("/debug/pprof/") => text(404, "Unknown profile"),
+        _ => text(404, "404 page not found"),
+    }
+}
+
+/// Decoded `name=value` pairs of a query string.
+type Query = Vec<(String, String)>;
+
+fn parse_query(query: &str) -> Result<Query, String> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            Ok((percent_decode(name)?, percent_decode(value)?))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> Result<String, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or_else(|| format!("invalid URL escape in query: {s:?}"))?;
+                out.push(hex);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).map_err(|_| format!("query is not UTF-8: {s:?}"))
+}
+
+/// The last value of `name`, as Go's `FormValue` takes the first; a query
+/// names each at most once in practice. `None` when absent or empty.
+fn param<'q>(query: &'q Query, name: &str) -> Option<&'q str> {
+    query
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty())
+}
+
+fn serve_profile(kind: ProfileKind, query: &Query, stop: &Stop) -> Reply {
+    let name = kind.name();
+    let debug = match param(query, "debug").map(str::parse::<i64>) {
+        None => 0,
+        Some(Ok(debug)) => debug,
+        Some(Err(_)) => return text(400, r#"invalid value for "debug" - must be an integer"#),
+    };
+    if let Some(seconds) = param(query, "seconds") {
+        let seconds = match seconds.parse::<u64>() {
+            Ok(s) if s > 0 => s,
+            _ => {
+                return text(
+                    400,
+                    r#"invalid value for "seconds" - must be a positive integer"#,
+                );
+            }
+        };
+        if debug != 0 {
+            return text(400, "seconds and debug params are incompatible");
+        }
+        let earlier = snapshot(kind);
+        if stop.sleep(Duration::from_secs(seconds)) {
+            return text(503, "server shutting down");
+        }
+        let delta = snapshot(kind).delta(&earlier);
+        return pprof_reply(&delta, &format!("{name}-delta"));
+    }
+    let profile = snapshot(kind);
+    if debug != 0 {
+        let mut body = Vec::new();
+        if let Err(e) = profile.write_text(&mut body) {
+            return text(500, &format!("could not write profile: {e}"));
+        }
+        return Response::from_data(body)
+            .with_header(header("Content-Type", "text/plain; charset=utf-8"));
+    }
+    pprof_reply(&profile, name)
+}
+
+fn snapshot(kind: ProfileKind) -> Profile {
+    match kind {
+        ProfileKind::Block => profile::block(),
+        ProfileKind::Mutex => profile::mutex(),
+    }
+}
+
+fn pprof_reply(profile: &Profile, filename: &str) -> Reply {
+    let mut body = Vec::new();
+    if let Err(e) = profile.write_pprof(&mut body) {
+        return text(500, &format!("could not write profile: {e}"));
+    }
+    Response::from_data(body)
+        .with_header(header("Content-Type", "application/octet-stream"))
+        .with_header(header(
+            "Content-Disposition",
+            &format!("attachment; filename=\"{filename}\""),
+        ))
+}
+
+fn index() -> Reply {
+    let (rate, fraction) = (crate::block_rate(), crate::mutex_fraction());
+    let row = |name: &str, setting: String, about: &str| {
+        format!(
+            "<tr><td><a href=\"{name}?debug=1\">{name}</a></td><td>{setting}</td><td>{about}</td></tr>\n"
+        )
+    };
+    let body = format!(
+        "<!DOCTYPE html>\n<html><head><title>/debug/pprof/</title></head><body>\n\
+         <h1>/debug/pprof/</h1>\n<p>Profiles recorded by syncprof:</p>\n<table>\n\
+         <tr><th>profile</th><th>setting</th><th>what it shows</th></tr>\n{}{}</table>\n\
+         <p><a href=\"settings\">settings</a>: <code>POST /debug/pprof/settings?block_rate=NS&amp;mutex_fraction=N</code> changes them.</p>\n\
+         <p>Full profiles: <code>go tool pprof http://HOST/debug/pprof/mutex?seconds=5</code></p>\n\
+         </body></html>\n",
+        row(
+            "block",
+            format!(
+                "block rate {rate} ns{}",
+                if rate == 0 { " (off)" } else { "" }
+            ),
+            "Stack traces that led to blocking on synchronization primitives"
+        ),
+        row(
+            "mutex",
+            format!(
+                "mutex fraction {fraction}{}",
+                if fraction == 0 { " (off)" } else { "" }
+            ),
+            "Stack traces of holders of contended locks"
+        ),
+    );
+    Response::from_data(body.into_bytes())
+        .with_header(header("Content-Type", "text/html; charset=utf-8"))
+}
+
+fn settings_reply(status: u16) -> Reply {
+    text(
+        status,
+        &format!(
+            "block_rate={}\nmutex_fraction={}",
+            crate::block_rate(),
+            crate::mutex_fraction()
+        ),
+    )
+}
+
+/// Validates every parameter before changing anything: a bad request changes
+/// nothing.
+fn change_settings(query: &Query) -> Reply {
+    let (mut block_rate, mut mutex_fraction) = (None, None);
+    for (name, value) in query {
+        let slot = match name.as_str() {
+            "block_rate" => &mut block_rate,
+            "mutex_fraction" => &mut mutex_fraction,
+            other => {
+                return text(
+                    400,
+                    &format!("unknown parameter {other:?}: expected block_rate or mutex_fraction"),
+                );
+            }
+        };
+        match value.trim().parse::<u64>() {
+            Ok(v) => *slot = Some(v),
+            Err(_) => {
+                return text(
+                    400,
+                    &format!(r#"invalid value for "{name}" - must be a non-negative integer"#),
+                );
+            }
+        }
+    }
+    if block_rate.is_none() && mutex_fraction.is_none() {
+        return text(
+            400,
+            "nothing to change: give block_rate and/or mutex_fraction",
+        );
+    }
+    if let Some(rate) = block_rate {
+        crate::set_block_rate(rate);
+    }
+    if let Some(fraction) = mutex_fraction {
+        crate::set_mutex_fraction(fraction);
+    }
+    settings_reply(200)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_decode() {
+        let q = parse_query("seconds=5&lock=src%2Fmain.rs%3A7&a+b=c+d&&flag").unwrap();
+        assert_eq!(
+            q,
+            vec![
+                ("seconds".into(), "5".into()),
+                ("lock".into(), "src/main.rs:7".into()),
+                ("a b".into(), "c d".into()),
+                ("flag".into(), "".into()),
+            ]
+        );
+        assert!(parse_query("x=%zz").is_err());
+        assert!(parse_query("x=%4").is_err());
+        assert!(parse_query("x=%ff").is_err(), "not UTF-8");
+        assert_eq!(param(&q, "flag"), None);
+    }
+}

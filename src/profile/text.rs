@@ -1,0 +1,265 @@
+//! Text exports: Go's `debug=1` layout (`writeProfileInternal` and
+//! `printStackRecord` in `runtime/pprof/pprof.go`), folded stacks
+//! (`root;…;leaf value`, Brendan Gregg's `stackcollapse` output, read by
+//! `flamegraph.pl` and inferno), and, with feature `flamegraph`, an SVG
+//! flame graph rendered by inferno.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use super::symbolize::{AddrMap, Symbols};
+use super::{Profile, ProfileKind, Record};
+
+/// The `#` lines of one return address in Go's debug=1 text: one per
+/// logical frame, innermost first, all at the call instruction's address and
+/// offset from the real (outermost) function's entry, as Go prints inlined
+/// frames; a bare `#\t0x…` when nothing resolved.
+fn render_frame_lines(addr: usize, symbols: Option<&Symbols>) -> String {
+    use std::fmt::Write as _;
+    let pc = addr.saturating_sub(1);
+    let mut out = String::new();
+    let Some(symbols) = symbols.filter(|s| !s.frames.is_empty()) else {
+        let _ = writeln!(out, "#\t{pc:#x}");
+        return out;
+    };
+    let entry = symbols.entry;
+    let offset = if entry != 0 && entry <= pc {
+        pc - entry
+    } else {
+        0
+    };
+    for frame in &symbols.frames {
+        let file = if frame.function.file.is_empty() {
+            "?"
+        } else {
+            &frame.function.file
+        };
+        let _ = writeln!(
+            out,
+            "#\t{pc:#x}\t{}+{offset:#x}\t{file}:{}",
+            frame.function.name, frame.line
+        );
+    }
+    out
+}
+
+/// Which value a folded stack or flame graph is weighted by.
+///
+/// # Examples
+///
+/// ```
+/// use syncprof::profile::{self, Value};
+///
+/// let mut folded = Vec::new();
+/// profile::block().write_folded(&mut folded, Value::Count)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    /// Total delay in nanoseconds.
+    Delay,
+    /// Number of contentions (rounded to an integer per record).
+    Count,
+}
+
+impl Value {
+    fn of(self, record: &Record) -> u64 {
+        match self {
+            Value::Delay => record.delay_nanos,
+            Value::Count => record.whole_count(),
+        }
+    }
+}
+
+impl Profile {
+    /// Writes the profile in Go's `debug=1` text layout, what
+    /// `/debug/pprof/block?debug=1` and `/debug/pprof/mutex?debug=1` serve.
+    ///
+    /// A header (`--- contention:` for the block profile, `--- mutex:` for the
+    /// mutex profile), `cycles/second=N`, for the mutex profile `sampling
+    /// period=F`; then per record, largest delay first, a line `<cycles>
+    /// <count> @ 0x… 0x…` with the raw return addresses, one line
+    /// `#\t0x…\tfunction+0x…\tfile:line` per frame (inlined frames expanded,
+    /// addresses those of the call instructions, as Go prints them) and a
+    /// blank line. Cycles are clock ticks, as in Go; counts are rounded to
+    /// integers. A stack cut at the depth limit ends with a
+    /// `syncprof::truncated` frame line, the overflow record has a single
+    /// `syncprof::overflow` frame line (both with address 0).
+    ///
+    /// Go aligns the frame lines' columns with a tab writer; this writes one
+    /// tab between columns, which every reader of the format (including
+    /// pprof's legacy parser) accepts.
+    ///
+    /// # Errors
+    ///
+    /// Any error of `w`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut text = Vec::new();
+    /// syncprof::profile::mutex().write_text(&mut text)?;
+    /// let text = String::from_utf8(text).unwrap();
+    /// assert!(text.starts_with("--- mutex:\ncycles/second="));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn write_text(&self, w: impl Write) -> io::Result<()> {
+        let symbols = self.symbols();
+        let mut frame_lines: AddrMap<String> = AddrMap::default();
+        let mut w = io::BufWriter::new(w);
+        match self.kind {
+            ProfileKind::Block => writeln!(w, "--- contention:")?,
+            ProfileKind::Mutex => writeln!(w, "--- mutex:")?,
+        }
+        writeln!(w, "cycles/second={}", self.ticks_per_second.round() as u64)?;
+        if self.kind == ProfileKind::Mutex {
+            writeln!(w, "sampling period={}", self.sampling_period)?;
+        }
+        for record in &self.records {
+            write!(w, "{} {} @", record.cycles, record.whole_count())?;
+            for addr in &record.addrs {
+                write!(w, " {addr:#x}")?;
+            }
+            writeln!(w)?;
+            for &addr in &record.addrs {
+                // An address's frame lines are the same in every record.
+                let lines = frame_lines.entry(addr).or_insert_with(|| {
+                    let symbols = symbols.get(&addr).map(|s| &**s);
+                    render_frame_lines(addr, symbols)
+                });
+                w.write_all(lines.as_bytes())?;
+            }
+            if let Some(name) = record.synthetic_frame() {
+                writeln!(w, "#\t0x0\t{name}+0x0\t?:0")?;
+            }
+            writeln!(w)?;
+        }
+        w.flush()
+    }
+
+    /// Writes folded stacks: one line `root;…;leaf value` per distinct stack
+    /// of frame names (inlined frames expanded), sorted, weighted by `by`.
+    /// This is the input of `flamegraph.pl`, inferno and speedscope.
+    ///
+    /// Records whose value is 0 are left out. Stacks that differ only in
+    /// addresses are merged, so the values always sum to the profile's
+    /// [`total_delay_nanos`](Profile::total_delay_nanos) (by delay) or to the
+    /// sum of its rounded counts (by count). Frames are function names
+    /// without hash suffix; an unresolved frame is its address, `;` inside a
+    /// name (as in `[u8; 4]`) becomes `:`.
+    ///
+    /// # Errors
+    ///
+    /// Any error of `w`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncprof::profile::{self, Value};
+    ///
+    /// let mut folded = Vec::new();
+    /// profile::mutex().write_folded(&mut folded, Value::Delay)?;
+    /// for line in String::from_utf8(folded).unwrap().lines() {
+    ///     let (stack, nanos) = line.rsplit_once(' ').unwrap();
+    ///     println!("{nanos} ns in {stack}");
+    /// }
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn write_folded(&self, w: impl Write, by: Value) -> io::Result<()> {
+        let mut w = io::BufWriter::new(w);
+        for (stack, value) in self.folded(by) {
+            writeln!(w, "{stack} {value}")?;
+        }
+        w.flush()
+    }
+
+    /// Folded stacks and their summed values, sorted by stack.
+    pub(crate) fn folded(&self, by: Value) -> BTreeMap<String, u64> {
+        let symbols = self.symbols();
+        // An address's part of a folded line, outermost frame first.
+        let mut fragments: AddrMap<String> = AddrMap::default();
+        let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
+        let mut line = String::new();
+        for record in &self.records {
+            let value = by.of(record);
+            if value == 0 {
+                continue;
+            }
+            line.clear();
+            if let Some(name) = record.synthetic_frame() {
+                line.push_str(name);
+            }
+            for &addr in record.addrs.iter().rev() {
+                let fragment = fragments.entry(addr).or_insert_with(|| {
+                    let frames = symbols.get(&addr).map_or(&[][..], |s| &s.frames[..]);
+                    if frames.is_empty() {
+                        return format!("{:#x}", addr.saturating_sub(1));
+                    }
+                    let mut fragment = String::new();
+                    for frame in frames.iter().rev() {
+                        if !fragment.is_empty() {
+                            fragment.push(';');
+                        }
+                        fragment.push_str(&frame.function.name.replace(';', ":"));
+                    }
+                    fragment
+                });
+                if !line.is_empty() {
+                    line.push(';');
+                }
+                line.push_str(fragment);
+            }
+            match stacks.get_mut(line.as_str()) {
+                Some(sum) => *sum = sum.saturating_add(value),
+                None => {
+                    stacks.insert(line.clone(), value);
+                }
+            }
+        }
+        stacks
+    }
+
+    /// Renders the profile as an SVG flame graph (through inferno), weighted
+    /// by `by`. Feature `flamegraph`.
+    ///
+    /// # Errors
+    ///
+    /// Any error of `w`, or of inferno.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncprof::profile::{self, Value};
+    ///
+    /// let mut svg = Vec::new();
+    /// profile::block().write_flamegraph(&mut svg, Value::Delay)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[cfg(feature = "flamegraph")]
+    pub fn write_flamegraph(&self, w: impl Write, by: Value) -> io::Result<()> {
+        let folded = self.folded(by);
+        let lines: Vec<String> = folded
+            .iter()
+            .map(|(stack, value)| format!("{stack} {value}"))
+            .collect();
+        let mut options = inferno::flamegraph::Options::default();
+        options.title = match self.kind {
+            ProfileKind::Block => "Block profile (where threads waited)".to_owned(),
+            ProfileKind::Mutex => "Mutex profile (who made threads wait)".to_owned(),
+        };
+        options.count_name = match by {
+            Value::Delay => "ns".to_owned(),
+            Value::Count => "contentions".to_owned(),
+        };
+        if lines.is_empty() {
+            // inferno refuses empty input; draw an empty graph instead.
+            options.subtitle = Some("no samples".to_owned());
+            return inferno::flamegraph::from_lines(
+                &mut options,
+                ["syncprof::no_samples 1"].iter().copied(),
+                w,
+            );
+        }
+        inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), w)
+    }
+}
