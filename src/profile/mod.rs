@@ -293,6 +293,12 @@ fn record(
 /// [`DEFAULT_MAX_BUCKETS`], or `SYNCPROF_MAX_BUCKETS`). Events on stacks that
 /// do not fit are charged to one overflow record per profile, so totals stay
 /// exact. Lowering the cap keeps what is already recorded.
+///
+/// Every value is valid: `0` sends every stack not yet in the table to the
+/// overflow record (stacks already there keep their own), `usize::MAX`
+/// removes the cap (memory then grows with the number of distinct stacks).
+/// `SYNCPROF_MAX_BUCKETS` that is not a non-negative integer is reported once
+/// on stderr and ignored.
 pub fn set_max_buckets(max: usize) {
     table::global().set_max_buckets(max);
 }
