@@ -281,6 +281,7 @@ impl RawRwLock {
 
     /// [`Self::read_unlock_slow`] postponed by the shim: hands over, records
     /// nothing.
+    #[cfg_attr(loom, allow(dead_code))] // loom never re-enters the parking model
     pub(crate) fn read_unlock_deferred(&self) {
         let _ = self.read_unlock_hand_over();
     }
@@ -353,6 +354,7 @@ impl RawRwLock {
     /// # Safety
     ///
     /// The write lock is held on behalf of the deferred unlocker.
+    #[cfg_attr(loom, allow(dead_code))] // loom never re-enters the parking model
     pub(crate) unsafe fn write_unlock_deferred(&self) {
         // SAFETY: forwarded.
         let _ = unsafe { self.write_unlock_hand_over() };
