@@ -75,12 +75,16 @@ fn work(iters: u64) -> u64 {
     x
 }
 
-/// Work steps that take about `target`.
+/// Work steps that take about `target`: the fastest of several probes.
 fn calibrate(target: Duration) -> u64 {
     let probe = 2_000_000;
-    let start = Instant::now();
-    black_box(work(black_box(probe)));
-    let per_step = start.elapsed().as_secs_f64() / probe as f64;
+    let per_step = (0..7)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(work(black_box(probe)));
+            start.elapsed().as_secs_f64() / probe as f64
+        })
+        .fold(f64::INFINITY, f64::min);
     ((target.as_secs_f64() / per_step) as u64).max(1)
 }
 
@@ -219,15 +223,26 @@ fn max_and_median(mut xs: Vec<f64>) -> (f64, f64) {
     (xs[xs.len() - 1], xs[xs.len() / 2])
 }
 
-/// Runs each variant once per round, interleaved; returns each variant's samples.
+/// Runs each variant once per round, interleaved, starting each round with
+/// the next variant (so none always runs first); returns each variant's
+/// samples, round by round.
 fn interleaved(variants: &mut [(&str, &mut dyn FnMut() -> f64)]) -> Vec<Vec<f64>> {
-    let mut samples = vec![Vec::new(); variants.len()];
-    for _ in 0..rounds() {
-        for (i, (_, run)) in variants.iter_mut().enumerate() {
-            samples[i].push(run());
+    let n = variants.len();
+    let mut samples = vec![Vec::new(); n];
+    for round in 0..rounds() {
+        for k in 0..n {
+            let i = (round + k) % n;
+            let value = (variants[i].1)();
+            samples[i].push(value);
         }
     }
     samples
+}
+
+/// The median over rounds of `a[r] / b[r]`: each ratio compares two runs made
+/// close together, so drift in the machine's speed cancels out.
+fn paired(a: &[f64], b: &[f64]) -> f64 {
+    stats(a.iter().zip(b).map(|(a, b)| a / b).collect()).1
 }
 
 /// Builds Go's workload once; `None` when `go` is missing.
@@ -374,23 +389,23 @@ fn main() {
         rows.push((
             row.clone(),
             "syncprof off / parking_lot (throughput)".into(),
-            off_med / pl_med,
+            paired(&s[2], &s[1]),
             target.into(),
         ));
         rows.push((
             row.clone(),
             "syncprof on / syncprof off (throughput)".into(),
-            on_med / off_med,
+            paired(&s[3], &s[2]),
             target.into(),
         ));
         rows.push((
             row,
             "syncprof off / std (throughput)".into(),
-            off_max / std_max,
+            paired(&s[2], &s[0]),
             "".into(),
         ));
         if label == "50 ns" {
-            on_off_4x50 = on_med / off_med;
+            on_off_4x50 = paired(&s[3], &s[2]);
         }
     }
 
@@ -434,13 +449,13 @@ fn main() {
         rows.push((
             "rwlock read-heavy, 4 threads".into(),
             "syncprof off / std (throughput)".into(),
-            off_med / std_med,
+            paired(&s[2], &s[0]),
             "".into(),
         ));
         rows.push((
             "rwlock read-heavy, 4 threads".into(),
             "syncprof off / parking_lot (throughput)".into(),
-            off_med / pl_med,
+            paired(&s[2], &s[1]),
             "".into(),
         ));
     }
@@ -487,14 +502,30 @@ fn main() {
 
     // Go.
     let go = go_binary().and_then(|binary| {
-        let secs = if rounds() < 5 { 0.5 } else { 2.0 };
+        // Go calibrates its own ~50 ns of work (its compiler makes the steps
+        // slower than LLVM's); many short rounds, because Go's throughput on
+        // this workload varies a lot from run to run.
+        let secs = if rounds() < 5 { 0.5 } else { 1.0 };
         let mut off = Vec::new();
         let mut on = Vec::new();
-        for _ in 0..rounds().min(5) {
-            off.push(go_ops(&binary, "off", secs)?);
-            on.push(go_ops(&binary, "on", secs)?);
+        for round in 0..rounds() {
+            // Alternate which runs first.
+            for profile in if round % 2 == 0 { ["off", "on"] } else { ["on", "off"] } {
+                let ops = go_ops(&binary, profile, secs)?;
+                if profile == "on" { on.push(ops) } else { off.push(ops) }
+            }
         }
-        Some(stats(on).1 / stats(off).1)
+        let ratio = paired(&on, &off);
+        let (off_max, off_med) = max_and_median(off);
+        let (on_max, on_med) = max_and_median(on);
+        println!(
+            "go contended 4 goroutines, 50 ns (Mops/s, max/median): off {:.2}/{:.2}  on {:.2}/{:.2}",
+            off_max / 1e6,
+            off_med / 1e6,
+            on_max / 1e6,
+            on_med / 1e6
+        );
+        Some(ratio)
     });
 
     println!("\n| workload | ratio | value | target |\n| --- | --- | --- | --- |");

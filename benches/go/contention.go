@@ -28,12 +28,20 @@ func work(iters int) uint64 {
 	return x
 }
 
-// calibrate returns the number of work steps that take about target.
+// calibrate returns the number of work steps that take about target: the
+// fastest of several probes, so a cold start or a frequency ramp does not
+// skew it.
 func calibrate(target time.Duration) int {
 	const probe = 1_000_000
-	start := time.Now()
-	sink += work(probe)
-	perStep := float64(time.Since(start)) / probe
+	perStep := 0.0
+	for i := 0; i < 7; i++ {
+		start := time.Now()
+		sink += work(probe)
+		t := float64(time.Since(start)) / probe
+		if i == 0 || t < perStep {
+			perStep = t
+		}
+	}
 	n := int(float64(target) / perStep)
 	if n < 1 {
 		n = 1
@@ -46,6 +54,7 @@ func main() {
 	workers := flag.Int("workers", 4, "number of contending goroutines")
 	duration := flag.Duration("duration", 2*time.Second, "how long to run")
 	critical := flag.Duration("critical", 50*time.Nanosecond, "critical section length")
+	fixedIters := flag.Int("iters", 0, "work steps per critical section (overrides -critical's calibration)")
 	flag.Parse()
 
 	if *profile == "on" {
@@ -55,7 +64,10 @@ func main() {
 		runtime.SetBlockProfileRate(0)
 		runtime.SetMutexProfileFraction(0)
 	}
-	iters := calibrate(*critical)
+	iters := *fixedIters
+	if iters <= 0 {
+		iters = calibrate(*critical)
+	}
 
 	var mu sync.Mutex
 	var shared uint64
