@@ -3,7 +3,7 @@
 //! N-waiter delay rule (design.md section 4) and the fairness bound.
 
 use super::shim::profile;
-use super::shim::{AtomicU32, Ordering::Relaxed, ParkToken, UnparkToken};
+use super::shim::{AtomicU32, FilterOp, Ordering::Relaxed, ParkToken, UnparkToken};
 
 /// Token bit: mutex profiling was on when the waiter queued, so its wait is
 /// charged.
@@ -176,15 +176,35 @@ pub(crate) fn delay(head_wait: u64, tail_wait: u64, queued: u64) -> u64 {
 }
 
 /// What an unpark filter learns while it walks a queue: the head it wakes,
-/// how many profiled waiters stay and the newest of them.
+/// when, how many profiled waiters stay and the newest of them.
 #[derive(Default)]
 pub(crate) struct QueueScan {
     pub(crate) head: Option<ParkToken>,
+    /// The tick at which the head was found (0 until then).
+    pub(crate) now: u64,
     pub(crate) queued: u64,
     pub(crate) tail: Option<ParkToken>,
 }
 
 impl QueueScan {
+    /// The unpark filter of every lock that wakes one waiter: wake the head
+    /// and note the time; then, when mutex profiling is on, walk the rest of
+    /// the queue (its lock is already held) to count the waiters that stay and
+    /// find the newest; otherwise stop.
+    #[inline]
+    pub(crate) fn visit(&mut self, token: ParkToken, profiling: bool) -> FilterOp {
+        if self.head.is_none() {
+            self.now = profile::now();
+            self.head = Some(token);
+            FilterOp::Unpark
+        } else if profiling {
+            self.stays(token);
+            FilterOp::Skip
+        } else {
+            FilterOp::Stop
+        }
+    }
+
     /// Notes a waiter that stays queued.
     #[inline]
     pub(crate) fn stays(&mut self, token: ParkToken) {

@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::charge::{self, ChargedUntil, QueueScan};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
-    self, AtomicU8, Deferred, FilterOp,
+    self, AtomicU8, Deferred,
     Ordering::{Acquire, Relaxed, Release},
     ParkResult, SpinWait, UnparkResult, UnparkToken,
 };
@@ -272,26 +272,11 @@ impl RawMutex {
     fn wake(&self) -> Option<u64> {
         let profiling = profile::mutex_profiling_on();
         let scan = core::cell::RefCell::new(QueueScan::default());
-        let now = core::cell::Cell::new(0u64);
         let mut charge = None;
-        let filter = |token| {
-            let mut scan = scan.borrow_mut();
-            if scan.head.is_none() {
-                now.set(profile::now());
-                scan.head = Some(token);
-                FilterOp::Unpark
-            } else if profiling {
-                // Walk the rest of the queue (we already hold its lock) to
-                // count the waiters that stay and find the newest.
-                scan.stays(token);
-                FilterOp::Skip
-            } else {
-                FilterOp::Stop
-            }
-        };
+        let filter = |token| scan.borrow_mut().visit(token, profiling);
         let callback = |result: UnparkResult| {
             let scan = scan.borrow();
-            let now = now.get();
+            let now = scan.now;
             let mut token = if now == 0 {
                 TOKEN_NORMAL
             } else {

@@ -407,21 +407,8 @@ impl RawRwLock {
     fn hand_to_writer(&self) -> Option<u64> {
         let profiling = profile::mutex_profiling_on();
         let scan = core::cell::RefCell::new(QueueScan::default());
-        let now = core::cell::Cell::new(0u64);
         let mut outcome = None;
-        let filter = |token| {
-            let mut scan = scan.borrow_mut();
-            if scan.head.is_none() {
-                now.set(profile::now());
-                scan.head = Some(token);
-                FilterOp::Unpark
-            } else if profiling {
-                scan.stays(token);
-                FilterOp::Skip
-            } else {
-                FilterOp::Stop
-            }
-        };
+        let filter = |token| scan.borrow_mut().visit(token, profiling);
         let callback = |result: UnparkResult| {
             let scan = scan.borrow();
             if result.unparked_threads == 0 {
@@ -431,7 +418,7 @@ impl RawRwLock {
                 self.charged_until.clear();
                 return TOKEN_NORMAL;
             }
-            let now = now.get();
+            let now = scan.now;
             let mut delay = 0;
             if let Some(head) = scan.head {
                 if profiling || charge::is_profiled(head) {
