@@ -1,12 +1,12 @@
 //! The std API surface: one body, run against `std::sync` and `syncprof`.
 
 mod with_std {
-    use std::sync::{Barrier, Condvar, Mutex, RwLock, TryLockError};
+    use std::sync::{Barrier, Condvar, Mutex, RwLock, RwLockWriteGuard, TryLockError};
     include!("common/api_body.rs");
 }
 
 mod with_syncprof {
-    use syncprof::{Barrier, Condvar, Mutex, RwLock, TryLockError};
+    use syncprof::{Barrier, Condvar, Mutex, RwLock, RwLockWriteGuard, TryLockError};
     include!("common/api_body.rs");
 
     #[test]

@@ -296,3 +296,26 @@ fn writers_and_a_reader_all_finish() {
         assert!(delay < u64::MAX / 2 && events <= 3);
     });
 }
+
+#[test]
+fn a_downgrade_admits_waiting_readers_and_keeps_writers_out() {
+    let (runs, _) = model(2, || {
+        syncprof::__loom::reset(true);
+        let lock = Arc::new(RwLock::new(0));
+        let mut w = lock.write().unwrap();
+        let (l1, l2) = (lock.clone(), lock.clone());
+        let reader = thread::spawn(move || *l1.read().unwrap());
+        let writer = thread::spawn(move || *l2.write().unwrap() += 10);
+        *w = 1;
+        let r = syncprof::RwLockWriteGuard::downgrade(w);
+        assert_eq!(*r, 1, "no writer between the write and the downgrade");
+        drop(r);
+        // Both finish (no lost wakeup), and the reader saw a whole write.
+        let seen = reader.join().unwrap();
+        assert!(seen == 1 || seen == 11, "{seen}");
+        writer.join().unwrap();
+        assert_eq!(*lock.read().unwrap(), 11);
+    });
+    println!("loom downgrade: {runs} executions");
+    assert!(runs > 0);
+}

@@ -348,6 +348,65 @@ impl RawRwLock {
         }
     }
 
+    /// The fast path of a downgrade: the write lock becomes one read lock in
+    /// one CAS when no reader is parked (a parked writer stays parked: WP
+    /// keeps new readers out, and the last reader out hands over to it).
+    /// On `false` the caller, `RwLockWriteGuard::downgrade`, calls
+    /// [`Self::downgrade_slow`].
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the write lock.
+    #[inline(always)]
+    pub(crate) unsafe fn downgrade_fast(&self) -> bool {
+        let state = self.state.load(Relaxed);
+        state & READER_PARKED == 0
+            && self
+                .state
+                .compare_exchange(state, (state & !WRITER) + ONE_READER, Release, Relaxed)
+                .is_ok()
+    }
+
+    /// Turns the write lock into a read lock and admits every parked reader
+    /// with it, as a write unlock would (phase fairness); charges the mutex
+    /// profile with their waits on the caller's stack.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the write lock.
+    #[cold]
+    #[inline(never)]
+    pub(crate) unsafe fn downgrade_slow(&self, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        let mut delay = 0u64;
+        loop {
+            let state = self.state.load(Relaxed);
+            if state & READER_PARKED != 0 && !shim::in_parking_lot() {
+                let (handed, charge) = self.wake_readers_joining(true, 1);
+                delay = delay.saturating_add(charge);
+                if handed {
+                    break;
+                }
+                continue;
+            }
+            // Inside `parking_lot_core` (see `shim`) parked readers cannot be
+            // woken here: they stay parked behind this read lock and are
+            // admitted at the next write unlock, or by the last reader out
+            // when a writer waits.
+            if self
+                .state
+                .compare_exchange(state, (state & !WRITER) + ONE_READER, Release, Relaxed)
+                .is_ok()
+            {
+                break;
+            }
+        }
+        if delay > 0 {
+            profile::record_mutex(delay, EventKind::RwLockWrite, Some(site), mark);
+        }
+    }
+
     /// [`Self::write_unlock_slow`] postponed by the shim: hands over,
     /// records nothing.
     ///
@@ -450,6 +509,12 @@ impl RawRwLock {
     /// `(true, charge)`, or `(false, 0)` after clearing RP if none was
     /// queued. Without, the lock is free and they are woken to compete.
     fn wake_readers(&self, hand_over: bool) -> (bool, u64) {
+        self.wake_readers_joining(hand_over, 0)
+    }
+
+    /// [`Self::wake_readers`], with `kept` read locks already held by the
+    /// caller counted in (1 for a downgrade, 0 for an unlock).
+    fn wake_readers_joining(&self, hand_over: bool, kept: usize) -> (bool, u64) {
         let profiling = profile::mutex_profiling_on();
         let now = profile::now();
         let mut delay = 0u64;
@@ -466,7 +531,7 @@ impl RawRwLock {
             if hand_over && n > 0 {
                 handed = true;
                 let _ = self.state.fetch_update(Release, Relaxed, |s| {
-                    Some((s & WRITER_PARKED) | (n * ONE_READER))
+                    Some((s & WRITER_PARKED) | ((n + kept) * ONE_READER))
                 });
                 TOKEN_HANDOFF
             } else {

@@ -324,6 +324,48 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     }
 }
 
+impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
+    /// Turns a write guard into a read guard without releasing the lock in
+    /// between, as `std`'s `RwLockWriteGuard::downgrade`: no writer can get
+    /// in between this thread's write and its read. Readers parked behind
+    /// the write lock are admitted along with it (and their waits charged
+    /// to this call in the mutex profile, kind `rwlock_write`).
+    ///
+    /// Not supported inside a `#[global_allocator]` that itself uses the
+    /// lock (see the README's Hardening section).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncprof::{RwLock, RwLockWriteGuard};
+    ///
+    /// let lock = RwLock::new(1);
+    /// let mut w = lock.write().unwrap();
+    /// *w += 41;
+    /// let r = RwLockWriteGuard::downgrade(w);
+    /// assert_eq!(*r, 42);
+    /// assert!(lock.try_read().is_ok(), "other readers may join");
+    /// assert!(lock.try_write().is_err(), "writers may not");
+    /// ```
+    pub fn downgrade(s: Self) -> RwLockReadGuard<'a, T> {
+        let lock = s.lock;
+        lock.raw.poison.done(&s.poison);
+        // The write lock becomes the read lock: the write guard's `Drop`
+        // (which would unlock) must not run.
+        core::mem::forget(s);
+        // SAFETY: the guard held the write lock, taken by this thread.
+        if !unsafe { lock.raw.downgrade_fast() } {
+            // SAFETY: as above; the fast path did not change the lock.
+            unsafe { lock.raw.downgrade_slow(lock.site) };
+            crate::profile::keep_frame();
+        }
+        RwLockReadGuard {
+            lock,
+            _not_send: PhantomData,
+        }
+    }
+}
+
 impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
     type Target = T;
 

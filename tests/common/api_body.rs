@@ -337,3 +337,23 @@ fn rwlock_poisons_on_write_panic_only() {
     static S: RwLock<u8> = RwLock::new(9);
     assert_eq!(*S.read().unwrap(), 9);
 }
+
+#[test]
+fn rwlock_downgrade_keeps_writers_out_and_lets_readers_in() {
+    let lock = Arc::new(RwLock::new(0));
+    let mut w = lock.write().unwrap();
+    // A reader queues behind the write lock.
+    let l = Arc::clone(&lock);
+    let reader = thread::spawn(move || *l.read().unwrap());
+    thread::sleep(Duration::from_millis(50));
+    *w = 7;
+    let r = RwLockWriteGuard::downgrade(w);
+    // The queued reader gets in while we still hold our read lock, and sees
+    // what we wrote; no writer can get in until we let go.
+    assert_eq!(reader.join().unwrap(), 7);
+    assert_eq!(*r, 7);
+    assert!(lock.try_write().is_err());
+    drop(r);
+    *lock.try_write().expect("free again") += 1;
+    assert_eq!(*lock.read().unwrap(), 8);
+}
