@@ -63,19 +63,22 @@ fn uncontended<L: Lock>(lock: &L, iters: u64) -> Duration {
     start.elapsed()
 }
 
-/// `iters` critical sections of `work` steps in all, split over `threads`.
-fn contended<L: Lock>(threads: usize, work: u32, iters: u64) -> Duration {
-    let lock = Arc::new(L::make());
+/// Runs `body(shared, per_thread)` on `threads` threads released together, and
+/// returns the time from their release until the last one finishes.
+fn timed_threads<S: Send + Sync + 'static>(
+    threads: usize,
+    shared: S,
+    body: fn(&S, u64),
+    per_thread: u64,
+) -> Duration {
+    let shared = Arc::new(shared);
     let barrier = Arc::new(std::sync::Barrier::new(threads + 1));
-    let per_thread = iters.div_ceil(threads as u64);
     let handles: Vec<_> = (0..threads)
         .map(|_| {
-            let (lock, barrier) = (Arc::clone(&lock), Arc::clone(&barrier));
+            let (shared, barrier) = (Arc::clone(&shared), Arc::clone(&barrier));
             std::thread::spawn(move || {
                 barrier.wait();
-                for _ in 0..per_thread {
-                    lock.with(|v| critical_section(v, work));
-                }
+                body(&shared, per_thread);
                 barrier.wait();
             })
         })
@@ -90,6 +93,21 @@ fn contended<L: Lock>(threads: usize, work: u32, iters: u64) -> Duration {
     elapsed
 }
 
+/// `iters` critical sections of `work` steps in all, split over `threads`.
+fn contended<L: Lock>(threads: usize, work: u32, iters: u64) -> Duration {
+    let per_thread = iters.div_ceil(threads as u64);
+    timed_threads(
+        threads,
+        (L::make(), work),
+        |(lock, work), n| {
+            for _ in 0..n {
+                lock.with(|v| critical_section(v, *work));
+            }
+        },
+        per_thread,
+    )
+}
+
 /// `iters` operations in all over 4 threads on an RwLock: 99 reads to 1 write.
 fn read_heavy<R: Send + Sync + 'static>(
     make: fn() -> R,
@@ -97,34 +115,22 @@ fn read_heavy<R: Send + Sync + 'static>(
     write: fn(&R),
     iters: u64,
 ) -> Duration {
-    let lock = Arc::new(make());
     let threads = 4;
-    let barrier = Arc::new(std::sync::Barrier::new(threads + 1));
     let per_thread = iters.div_ceil(threads as u64);
-    let handles: Vec<_> = (0..threads)
-        .map(|_| {
-            let (lock, barrier) = (Arc::clone(&lock), Arc::clone(&barrier));
-            std::thread::spawn(move || {
-                barrier.wait();
-                for i in 0..per_thread {
-                    if i % 100 == 99 {
-                        write(&lock);
-                    } else {
-                        black_box(read(&lock));
-                    }
+    timed_threads(
+        threads,
+        (make(), read, write),
+        |(lock, read, write), n| {
+            for i in 0..n {
+                if i % 100 == 99 {
+                    write(lock);
+                } else {
+                    black_box(read(lock));
                 }
-                barrier.wait();
-            })
-        })
-        .collect();
-    barrier.wait();
-    let start = Instant::now();
-    barrier.wait();
-    let elapsed = start.elapsed();
-    for h in handles {
-        h.join().unwrap();
-    }
-    elapsed
+            }
+        },
+        per_thread,
+    )
 }
 
 fn profiling(on: bool) {
