@@ -123,6 +123,35 @@ pub fn now() -> u64 {
     }
 }
 
+/// Ticks from `earlier` to `later`, the one way this crate subtracts two
+/// ticks: 0 when `later` is smaller.
+///
+/// Ticks read on different CPUs are not ordered: `rdtsc` is not serialising
+/// and (virtual) CPUs' counters differ by a few ticks, so a tick read later,
+/// on another CPU, is often a little smaller (18–32% of cross-CPU ordered
+/// pairs on a 2-vCPU VM). A negative difference is such skew, never a
+/// duration: it counts as 0, as Go's `blockevent` and `mutexevent` clamp
+/// `cycles < 0`. The error this leaves is bounded by the skew itself.
+#[inline]
+pub fn elapsed(earlier: u64, later: u64) -> u64 {
+    later.saturating_sub(earlier)
+}
+
+/// [`elapsed`] for a tick kept only in its low `bits` bits (`2..=64`), as
+/// the raw locks keep a queued-at tick in a `ParkToken`: the difference
+/// modulo 2^bits, read as signed, so that a stored tick a little *ahead* of
+/// `later` (skew) gives 0 rather than a wrapped, huge duration. Right while
+/// the true elapsed time is below 2^(bits-1) ticks.
+#[inline]
+pub(crate) fn elapsed_truncated(earlier_low: u64, later: u64, bits: u32) -> u64 {
+    debug_assert!((2..=64).contains(&bits));
+    let shift = 64 - bits;
+    // Both in the top `bits` bits: the subtraction wraps modulo 2^bits and
+    // the sign of the result is the sign of the difference.
+    let diff = ((later << shift).wrapping_sub(earlier_low << shift) as i64) >> shift;
+    diff.max(0) as u64
+}
+
 /// Ticks per second of [`now`], calibrated once per process over at least 5 ms.
 ///
 /// This is the figure Go prints as `cycles/second=` in its debug=1 text.
@@ -142,7 +171,7 @@ fn calibrate() -> f64 {
         std::thread::sleep(Duration::from_millis(1));
         let wall = wall_start.elapsed();
         if wall >= Duration::from_millis(5) {
-            let ticks = hardware_ticks().wrapping_sub(tick_start);
+            let ticks = elapsed(tick_start, hardware_ticks());
             let rate = ticks as f64 / wall.as_secs_f64();
             return if rate.is_finite() && rate >= 1.0 {
                 rate
@@ -208,6 +237,24 @@ mod tests {
             (measured / truth - 1.0).abs() < 0.10,
             "ticks say {measured}s, wall clock {truth}s"
         );
+    }
+
+    #[test]
+    fn negative_differences_are_zero() {
+        for skew in [1u64, 10, 1_000_000] {
+            assert_eq!(elapsed(1_000_000_000 + skew, 1_000_000_000), 0);
+            for bits in [62, 63, 64, 32] {
+                let mask = if bits == 64 { u64::MAX } else { (1 << bits) - 1 };
+                let earlier = (1_000_000_000 + skew) & mask;
+                assert_eq!(elapsed_truncated(earlier, 1_000_000_000, bits), 0, "{bits}");
+            }
+        }
+        assert_eq!(elapsed(5, 12), 7);
+        assert_eq!(elapsed_truncated(5, 12, 62), 7);
+        // Across the wrap of the stored width.
+        let low = ((1u64 << 62) - 3) & ((1 << 62) - 1);
+        assert_eq!(elapsed_truncated(low, (1 << 62) + 4, 62), 7);
+        assert_eq!(elapsed_truncated(u64::MAX - 3, 6, 64), 10);
     }
 
     #[test]

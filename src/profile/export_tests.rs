@@ -58,7 +58,7 @@ fn export_test_waiter(cycles: u64, kind: EventKind, site: Option<LockSite>) {
 /// (inlined) frame.
 #[inline(always)]
 fn export_test_inlined_unlock(delay: u64, site: Option<LockSite>) {
-    record_mutex(delay, EventKind::Mutex, site, StackMark::none());
+    record_mutex(delay, 1, EventKind::Mutex, site, StackMark::none());
 }
 
 /// The holder: its unlock charged the delay it caused.

@@ -161,7 +161,7 @@ pub(crate) fn block_start() -> Option<u64> {
 #[cold]
 #[inline(never)]
 pub(crate) fn record_block(start: u64, kind: EventKind, site: Option<LockSite>, mark: StackMark) {
-    let cycles = clock::now().saturating_sub(start);
+    let cycles = clock::elapsed(start, clock::now());
     record_block_cycles(cycles, kind, site, mark);
 }
 
@@ -188,18 +188,40 @@ pub(crate) fn record_block_cycles(
 
 /// A blocking wait in progress whose stack was captured before the thread
 /// parked: finishing it costs a clock read, a sampling draw and two atomic
-/// adds, so a waiter that ends up holding a lock records without lengthening
-/// the critical section by a stack capture.
+/// adds (plus, for the first recorded event of a new stack, one lock-free
+/// CAS that publishes the bucket made before the park), so a waiter that
+/// ends up holding a lock records without lengthening the critical section by
+/// a stack capture, a lock or an allocation.
 #[must_use = "a wait that is begun should be ended with `end_block_wait`"]
 pub(crate) struct BlockWait {
     start: u64,
-    bucket: &'static table::Bucket,
+    /// The stack's bucket if the table has it, else one made ready (not in
+    /// the table) that is published only if the wait is sampled: a bucket
+    /// exists only for a recorded event.
+    bucket: table::Prepared<'static>,
+}
+
+thread_local! {
+    /// An unpublished bucket that an unsampled wait did not need, kept until
+    /// this thread next begins a wait: freeing it where the wait ended would
+    /// call the allocator inside the critical section the thread just
+    /// entered. At most one per thread.
+    static SPARE_BUCKET: Cell<Option<Box<table::Bucket>>> = const { Cell::new(None) };
+}
+
+/// Keeps `bucket` to be freed later (see [`SPARE_BUCKET`]).
+#[inline]
+fn keep_spare(bucket: Box<table::Bucket>) {
+    if let Ok(older) = SPARE_BUCKET.try_with(|spare| spare.replace(Some(bucket))) {
+        drop(older);
+    }
 }
 
 /// Starts the clock of a blocking wait and captures the waiter's stack above
 /// `mark` (see [`StackMark`]); `None` when block profiling is off (or this
 /// thread is already inside the profiler). Call it when the thread has
-/// decided to park, before it parks.
+/// decided to park, before it parks: it may allocate (a new stack's bucket,
+/// made ready but not yet in the table).
 #[cold]
 #[inline(never)]
 pub(crate) fn begin_block_wait(
@@ -212,11 +234,13 @@ pub(crate) fn begin_block_wait(
     }
     let start = clock::now();
     let _busy = Recording::enter()?;
+    // Free what an earlier unsampled wait left, here, outside any lock.
+    drop(SPARE_BUCKET.try_with(Cell::take).ok().flatten());
     // Seed this thread's generator now rather than at the end.
     rate::with_rng(|_| ());
     let mut stack = stack::StackBuf::new();
     stack::capture(mark, rate::stack_depth(), &mut stack);
-    let bucket = table::global().bucket(
+    let bucket = table::global().prepare(
         ProfileKind::Block,
         kind,
         site,
@@ -228,18 +252,30 @@ pub(crate) fn begin_block_wait(
 
 /// Ends a wait begun by [`begin_block_wait`]: the whole wait, however many
 /// times the thread parked, is one event, sampled at the current block rate.
+/// Never allocates, frees or locks.
 #[inline]
 pub(crate) fn end_block_wait(wait: BlockWait) {
-    let cycles = clock::now().saturating_sub(wait.start);
+    let cycles = clock::elapsed(wait.start, clock::now());
     let rate = rate::block_rate_ticks();
-    if rate == 0 {
-        return;
-    }
-    let Some(_busy) = Recording::enter() else {
-        return;
+    let weight = match Recording::enter() {
+        Some(_busy) if rate != 0 => rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)),
+        _ => None,
     };
-    if let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) {
-        wait.bucket.add(weight);
+    let unused = match (wait.bucket, weight) {
+        (table::Prepared::Found(bucket), Some(weight)) => {
+            bucket.add(weight);
+            None
+        }
+        (table::Prepared::New(bucket), Some(weight)) => {
+            let (bucket, unused) = table::global().publish(bucket);
+            bucket.add(weight);
+            unused
+        }
+        (table::Prepared::New(bucket), None) => Some(bucket),
+        (table::Prepared::Found(_), None) => None,
+    };
+    if let Some(bucket) = unused {
+        keep_spare(bucket);
     }
 }
 
@@ -250,20 +286,28 @@ pub(crate) fn mutex_profiling_on() -> bool {
     rate::mutex_fraction() != 0
 }
 
-/// Records a contended unlock that caused `delay` ticks of waiting, on the
-/// unlocker's stack above `mark`, sampled at the current mutex fraction.
-/// Call it after the lock is released and the waiter woken.
+/// Records a contended unlock that woke `woken` waiters (Go counts one
+/// contention per waiter a release wakes) and caused `delay` ticks of
+/// waiting, on the unlocker's stack above `mark`, sampled at the current
+/// mutex fraction. Call it after the lock is released and the waiters woken,
+/// outside any `parking_lot_core` callback: it may allocate.
 #[cold]
 #[inline(never)]
-pub(crate) fn record_mutex(delay: u64, kind: EventKind, site: Option<LockSite>, mark: StackMark) {
+pub(crate) fn record_mutex(
+    delay: u64,
+    woken: u64,
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+) {
     let fraction = rate::mutex_fraction();
-    if fraction == 0 {
+    if fraction == 0 || woken == 0 {
         return;
     }
     let Some(_busy) = Recording::enter() else {
         return;
     };
-    let Some(weight) = rate::with_rng(|rng| rate::sample_mutex(delay, fraction, rng)) else {
+    let Some(weight) = rate::with_rng(|rng| rate::sample_mutex(delay, woken, fraction, rng)) else {
         return;
     };
     record(ProfileKind::Mutex, kind, site, mark, weight);
@@ -626,6 +670,11 @@ pub mod __private {
         let mut buf = stack::StackBuf::new();
         stack::capture_with_unwinder(StackMark::none(), depth, &mut buf);
         core::hint::black_box(buf.addrs().len())
+    }
+
+    /// Number of stacks in the global table (overflow records excluded).
+    pub fn table_len() -> usize {
+        table::global().len()
     }
 
     /// Whether stacks are captured by walking frame pointers.

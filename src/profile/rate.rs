@@ -255,14 +255,20 @@ pub(crate) fn sample_block(cycles: u64, rate: u64, rng: &mut impl Rng) -> Option
     })
 }
 
-/// Decides whether a contended unlock that caused `delay` ticks of waiting is
-/// recorded at `fraction`, and with which weight. `None` when it is not.
-pub(crate) fn sample_mutex(delay: u64, fraction: u64, rng: &mut impl Rng) -> Option<Weight> {
+/// Decides whether a contended unlock that woke `woken` waiters and caused
+/// `delay` ticks of waiting is recorded at `fraction`, and with which weight.
+/// `None` when it is not.
+pub(crate) fn sample_mutex(
+    delay: u64,
+    woken: u64,
+    fraction: u64,
+    rng: &mut impl Rng,
+) -> Option<Weight> {
     if fraction == 0 || (fraction > 1 && below(rng, fraction) != 0) {
         return None;
     }
     Some(Weight {
-        count: fraction as f64,
+        count: (fraction as f64) * (woken as f64),
         cycles: delay.saturating_mul(fraction),
     })
 }
@@ -348,7 +354,7 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(42);
         let (mut count, mut delay, mut recorded) = (0.0, 0u64, 0);
         for _ in 0..100_000 {
-            if let Some(w) = sample_mutex(700, 10, &mut rng) {
+            if let Some(w) = sample_mutex(700, 1, 10, &mut rng) {
                 count += w.count;
                 delay += w.cycles;
                 recorded += 1;
@@ -360,15 +366,15 @@ mod tests {
             "delay {delay}"
         );
         assert!((9_000..11_000).contains(&recorded), "{recorded}");
-        assert_eq!(sample_mutex(700, 0, &mut rng), None);
+        assert_eq!(sample_mutex(700, 1, 0, &mut rng), None);
         assert_eq!(
-            sample_mutex(u64::MAX, 3, &mut SmallRng::seed_from_u64(3))
+            sample_mutex(u64::MAX, 1, 3, &mut SmallRng::seed_from_u64(3))
                 .map_or(u64::MAX, |w| w.cycles),
             u64::MAX
         );
         for _ in 0..100 {
             assert_eq!(
-                sample_mutex(5, 1, &mut rng),
+                sample_mutex(5, 1, 1, &mut rng),
                 Some(Weight {
                     count: 1.0,
                     cycles: 5

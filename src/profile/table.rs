@@ -5,8 +5,10 @@
 //! append-only [`Bucket`]s. A bucket is keyed by (profile, event kind, lock
 //! site, truncated flag, exact return addresses) and holds an estimated count
 //! (`f64`) and delay (ticks). Finding an existing bucket reads atomics only: no
-//! lock, no allocation. Making a new one takes [`StackTable::insert_lock`], a
-//! plain `std::sync::Mutex` that is never profiled.
+//! lock, no allocation. A new one is allocated by [`StackTable::prepare`]
+//! (where the caller may allocate) and published lock-free by
+//! [`StackTable::publish`] only when an event is recorded on it, so the table
+//! holds a bucket only for a stack with a recorded event.
 //!
 //! The table is bounded: once it holds `max_buckets` buckets, events on new
 //! stacks are charged to one overflow bucket per profile (exported as the frame
@@ -15,7 +17,6 @@
 
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex as StdMutex;
 
 use super::rate::Weight;
 use super::{EventKind, LockSite, ProfileKind};
@@ -29,11 +30,13 @@ pub const DEFAULT_MAX_BUCKETS: usize = 64 * 1024;
 
 /// One stack's accumulated weight in one profile.
 pub(crate) struct Bucket {
-    /// Next bucket in the same hash slot. Written once, before publication.
+    /// Next bucket in the same hash slot. Written only while the bucket is
+    /// unpublished (owned by one thread), before the CAS that publishes it.
     chain: *mut Bucket,
-    /// Next bucket in insertion order (newest first), for snapshots. Written
-    /// once, before publication.
-    all_next: *mut Bucket,
+    /// Next bucket in insertion order (newest first), for snapshots. Set
+    /// before the CAS that links the bucket into [`StackTable::all`]; atomic
+    /// because the bucket is already shared through its hash slot by then.
+    all_next: AtomicPtr<Bucket>,
     hash: u64,
     pub(crate) profile: ProfileKind,
     /// `None` only for an overflow bucket.
@@ -47,6 +50,12 @@ pub(crate) struct Bucket {
     cycles: AtomicU64,
 }
 
+// SAFETY: a bucket's plain fields are written only while one thread owns it
+// (unpublished, in a `Prepared`); once shared, only its atomics change.
+unsafe impl Send for Bucket {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Bucket {}
+
 impl Bucket {
     fn matches(&self, key: &Key<'_>) -> bool {
         self.hash == key.hash
@@ -55,6 +64,32 @@ impl Bucket {
             && same_site(self.site, key.site)
             && self.truncated == key.truncated
             && *self.addrs == *key.addrs
+    }
+
+    fn key(&self) -> Key<'_> {
+        Key {
+            hash: self.hash,
+            profile: self.profile,
+            event: self.event,
+            site: self.site,
+            truncated: self.truncated,
+            addrs: &self.addrs,
+        }
+    }
+
+    fn unpublished(key: &Key<'_>) -> Box<Bucket> {
+        Box::new(Bucket {
+            chain: ptr::null_mut(),
+            all_next: AtomicPtr::new(ptr::null_mut()),
+            hash: key.hash,
+            profile: key.profile,
+            event: key.event,
+            site: key.site,
+            truncated: key.truncated,
+            addrs: key.addrs.into(),
+            count_bits: AtomicU64::new(0f64.to_bits()),
+            cycles: AtomicU64::new(0),
+        })
     }
 
     pub(crate) fn add(&self, weight: Weight) {
@@ -141,8 +176,26 @@ impl<'a> Key<'a> {
     }
 }
 
+/// A stack's place in the table, found or made ready before an event is
+/// known to be recorded: either the published bucket, or an unpublished one
+/// (allocated, not in the table, not counted against the cap) that
+/// [`StackTable::publish`] links in, without a lock or an allocation, only if
+/// the event is sampled. So a bucket exists only for a recorded event, and
+/// the allocation happens where the caller chooses (before a thread parks,
+/// never inside the critical section it is about to enter).
+pub(crate) enum Prepared<'t> {
+    /// Already in the table (or the profile's overflow bucket).
+    Found(&'t Bucket),
+    /// Ready to publish.
+    New(Box<Bucket>),
+}
+
 /// The bucketed stack table. One global instance ([`global`]) serves every
 /// profile; tests make their own.
+///
+/// Insertion is lock-free: a new bucket is published by a CAS on its hash
+/// slot's head (re-checking the buckets that were published ahead of it for
+/// the same key), then by a CAS on the insertion-order list.
 pub(crate) struct StackTable {
     /// Chain heads. Release on publication, Acquire on lookup, so a reader
     /// that sees a bucket sees its immutable fields.
@@ -150,41 +203,49 @@ pub(crate) struct StackTable {
     /// Newest bucket; the head of the insertion-order list (Release/Acquire
     /// as for `slots`).
     all: AtomicPtr<Bucket>,
-    /// Number of buckets, overflow buckets excluded. Only changed under
-    /// `insert_lock`.
+    /// Number of buckets, overflow buckets excluded: a place is reserved
+    /// (`fetch_add`) before a bucket is published and given back when the
+    /// bucket turns out to be a duplicate, so it never exceeds the cap.
+    /// Relaxed: a counter that only bounds memory.
     len: AtomicUsize,
     /// Cap on `len`. Relaxed: a setting.
     max_buckets: AtomicUsize,
-    /// One overflow bucket per profile, made on first need (Release/Acquire).
-    overflow: [AtomicPtr<Bucket>; 2],
-    /// Serialises the making of buckets: protects `len` and every chain's
-    /// and list's head against concurrent insertion. Never profiled.
-    insert_lock: StdMutex<()>,
+    /// One overflow bucket per profile, made with the table (so that a full
+    /// table never allocates). Immutable pointers; the buckets' atomics change.
+    overflow: [*mut Bucket; 2],
 }
 
 // SAFETY: buckets are immutable after publication except for their atomics,
 // and are only freed by `Drop`, which has exclusive access.
 unsafe impl Send for StackTable {}
-// SAFETY: as for `Send`: shared access only reads immutable fields and
-// updates atomics; insertion is serialised by `insert_lock`.
+// SAFETY: as for `Send`: shared access only reads immutable fields, updates
+// atomics and publishes new buckets with CAS.
 unsafe impl Sync for StackTable {}
 
 impl StackTable {
     /// An empty table holding at most `max_buckets` stacks.
     pub(crate) fn new(max_buckets: usize) -> Self {
-        Self {
+        let table = Self {
             slots: (0..SLOTS)
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
                 .collect(),
             all: AtomicPtr::new(ptr::null_mut()),
             len: AtomicUsize::new(0),
             max_buckets: AtomicUsize::new(max_buckets),
-            overflow: [
-                AtomicPtr::new(ptr::null_mut()),
-                AtomicPtr::new(ptr::null_mut()),
-            ],
-            insert_lock: StdMutex::new(()),
+            overflow: [ProfileKind::Block, ProfileKind::Mutex].map(|profile| {
+                Box::into_raw(Bucket::unpublished(&Key::new(
+                    profile,
+                    None,
+                    None,
+                    false,
+                    &[],
+                )))
+            }),
+        };
+        for bucket in table.overflow {
+            table.link_all(bucket);
         }
+        table
     }
 
     /// Changes the cap. Buckets already made stay; a lower cap only stops
@@ -199,7 +260,6 @@ impl StackTable {
     }
 
     /// Number of buckets made (overflow buckets excluded).
-    #[cfg_attr(not(test), allow(dead_code))] // for the exporters and tests
     pub(crate) fn len(&self) -> usize {
         self.len.load(Ordering::Relaxed)
     }
@@ -216,39 +276,98 @@ impl StackTable {
         truncated: bool,
         weight: Weight,
     ) {
-        self.bucket(profile, event, site, addrs, truncated)
-            .add(weight);
+        match self.prepare(profile, event, site, addrs, truncated) {
+            Prepared::Found(bucket) => bucket.add(weight),
+            Prepared::New(bucket) => self.publish(bucket).0.add(weight),
+        }
     }
 
-    /// The bucket of this stack: found without a lock or an allocation when it
-    /// exists, made when it does not, the profile's overflow bucket when the
-    /// table is full.
-    pub(crate) fn bucket(
+    /// The bucket of this stack if the table has it (or the overflow bucket
+    /// when the table is full), found without a lock or an allocation; else
+    /// a new unpublished bucket (one allocation), to [`publish`](Self::publish)
+    /// when an event is recorded on it.
+    pub(crate) fn prepare(
         &self,
         profile: ProfileKind,
         event: EventKind,
         site: Option<LockSite>,
         addrs: &[usize],
         truncated: bool,
-    ) -> &Bucket {
+    ) -> Prepared<'_> {
         let key = Key::new(profile, Some(event), site, truncated, addrs);
         let slot = &self.slots[key.hash as usize & (SLOTS - 1)];
-        if let Some(bucket) = Self::find(slot.load(Ordering::Acquire), &key) {
-            return bucket;
+        if let Some(bucket) = Self::find(slot.load(Ordering::Acquire), ptr::null_mut(), &key) {
+            return Prepared::Found(bucket);
         }
-        // A full table charges the overflow bucket, without a lock once it exists.
         if self.len.load(Ordering::Relaxed) >= self.max_buckets() {
-            let overflow = self.overflow[profile as usize].load(Ordering::Acquire);
-            if !overflow.is_null() {
-                // SAFETY: published overflow buckets live as long as the table.
-                return unsafe { &*overflow };
-            }
+            return Prepared::Found(self.overflow_bucket(profile));
         }
-        self.insert(slot, &key)
+        Prepared::New(Bucket::unpublished(&key))
     }
 
-    fn find<'t>(mut bucket: *mut Bucket, key: &Key<'_>) -> Option<&'t Bucket> {
-        while !bucket.is_null() {
+    /// Links a bucket made by [`prepare`](Self::prepare) into the table, or
+    /// finds the equal one another thread published first, or the overflow
+    /// bucket when the table is full. Lock-free, allocation-free. Returns the
+    /// bucket to charge, and `bucket` back when it was not used (the caller
+    /// drops it where freeing memory is allowed).
+    pub(crate) fn publish(&self, bucket: Box<Bucket>) -> (&Bucket, Option<Box<Bucket>>) {
+        let slot = &self.slots[bucket.hash as usize & (SLOTS - 1)];
+        let mut head = slot.load(Ordering::Acquire);
+        if let Some(found) = Self::find(head, ptr::null_mut(), &bucket.key()) {
+            return (found, Some(bucket));
+        }
+        // Reserve a place under the cap first, so `len` never exceeds it.
+        if self.len.fetch_add(1, Ordering::Relaxed) >= self.max_buckets() {
+            self.len.fetch_sub(1, Ordering::Relaxed);
+            return (self.overflow_bucket(bucket.profile), Some(bucket));
+        }
+        let mut bucket = bucket;
+        loop {
+            bucket.chain = head;
+            let raw = Box::into_raw(bucket);
+            match slot.compare_exchange(head, raw, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    self.link_all(raw);
+                    // SAFETY: published; lives as long as the table.
+                    return (unsafe { &*raw }, None);
+                }
+                Err(newer) => {
+                    // SAFETY: the CAS failed, so `raw` was never shared: we
+                    // own it again.
+                    bucket = unsafe { Box::from_raw(raw) };
+                    // Only the buckets published since `head` can be equal.
+                    if let Some(found) = Self::find(newer, head, &bucket.key()) {
+                        self.len.fetch_sub(1, Ordering::Relaxed);
+                        return (found, Some(bucket));
+                    }
+                    head = newer;
+                }
+            }
+        }
+    }
+
+    /// Pushes a published bucket onto the insertion-order list.
+    fn link_all(&self, bucket: *mut Bucket) {
+        let mut head = self.all.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: `bucket` is live (published or owned by the table);
+            // `all_next` is only written here, before the bucket is on the
+            // list, by the one thread that published it.
+            unsafe { (*bucket).all_next.store(head, Ordering::Relaxed) };
+            match self
+                .all
+                .compare_exchange(head, bucket, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(newer) => head = newer,
+            }
+        }
+    }
+
+    /// The first bucket matching `key` on the chain from `bucket` up to (not
+    /// including) `stop`.
+    fn find<'t>(mut bucket: *mut Bucket, stop: *mut Bucket, key: &Key<'_>) -> Option<&'t Bucket> {
+        while !bucket.is_null() && bucket != stop {
             // SAFETY: non-null chain pointers point to published buckets,
             // which live as long as the table (never freed before `Drop`).
             let b = unsafe { &*bucket };
@@ -260,52 +379,9 @@ impl StackTable {
         None
     }
 
-    #[cold]
-    fn insert(&self, slot: &AtomicPtr<Bucket>, key: &Key<'_>) -> &Bucket {
-        let _guard = self.insert_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let head = slot.load(Ordering::Acquire);
-        if let Some(bucket) = Self::find(head, key) {
-            return bucket;
-        }
-        if self.len.load(Ordering::Relaxed) >= self.max_buckets() {
-            return self.overflow_bucket_locked(key.profile);
-        }
-        let bucket = self.new_bucket(key, head);
-        slot.store(bucket, Ordering::Release);
-        self.len.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: just published; lives as long as the table.
-        unsafe { &*bucket }
-    }
-
-    /// Allocates a bucket whose chain continues at `chain` and links it into
-    /// the insertion-order list. Caller holds `insert_lock`.
-    fn new_bucket(&self, key: &Key<'_>, chain: *mut Bucket) -> *mut Bucket {
-        let bucket = Box::into_raw(Box::new(Bucket {
-            chain,
-            all_next: self.all.load(Ordering::Relaxed),
-            hash: key.hash,
-            profile: key.profile,
-            event: key.event,
-            site: key.site,
-            truncated: key.truncated,
-            addrs: key.addrs.into(),
-            count_bits: AtomicU64::new(0f64.to_bits()),
-            cycles: AtomicU64::new(0),
-        }));
-        self.all.store(bucket, Ordering::Release);
-        bucket
-    }
-
-    fn overflow_bucket_locked(&self, profile: ProfileKind) -> &Bucket {
-        let cell = &self.overflow[profile as usize];
-        let mut bucket = cell.load(Ordering::Acquire);
-        if bucket.is_null() {
-            let key = Key::new(profile, None, None, false, &[]);
-            bucket = self.new_bucket(&key, ptr::null_mut());
-            cell.store(bucket, Ordering::Release);
-        }
-        // SAFETY: published; lives as long as the table.
-        unsafe { &*bucket }
+    fn overflow_bucket(&self, profile: ProfileKind) -> &Bucket {
+        // SAFETY: made with the table, freed only by `Drop`.
+        unsafe { &*self.overflow[profile as usize] }
     }
 
     /// Calls `f` on every bucket of `profile`, newest first. Runs alongside
@@ -320,7 +396,7 @@ impl StackTable {
             if b.profile == profile {
                 f(b);
             }
-            bucket = b.all_next;
+            bucket = b.all_next.load(Ordering::Acquire);
         }
     }
 }
@@ -329,10 +405,11 @@ impl Drop for StackTable {
     fn drop(&mut self) {
         let mut bucket = *self.all.get_mut();
         while !bucket.is_null() {
-            // SAFETY: every bucket was made by `Box::into_raw` in `new_bucket`
-            // and is on the list exactly once; `&mut self` means no reader.
-            let b = unsafe { Box::from_raw(bucket) };
-            bucket = b.all_next;
+            // SAFETY: every bucket on the list was made by `Box::into_raw`
+            // (in `new` or `publish`) and is on it exactly once; `&mut self`
+            // means no reader.
+            let mut b = unsafe { Box::from_raw(bucket) };
+            bucket = *b.all_next.get_mut();
         }
     }
 }
@@ -360,9 +437,12 @@ mod tests {
             let (c, t) = b.totals();
             count += c;
             cycles += t;
-            n += 1;
             if b.is_overflow() {
-                overflow = Some((c, t));
+                if c > 0.0 {
+                    overflow = Some((c, t));
+                }
+            } else {
+                n += 1;
             }
         });
         (count, cycles, n, overflow)
@@ -428,7 +508,7 @@ mod tests {
         let (count, cycles, n, overflow) = totals(&table, ProfileKind::Mutex);
         assert_eq!(count, 200_000.0);
         assert_eq!(cycles, 500_000);
-        assert_eq!(n, 1001);
+        assert_eq!(n, 1000);
         assert_eq!(table.len(), 1000);
         // 9000 of the 10k stacks did not fit: 90% of the events.
         assert_eq!(overflow, Some((180_000.0, 450_000)));

@@ -126,7 +126,7 @@ impl RawCondvar {
             // mutex, and charge its waiters' wait to our stack.
             // SAFETY: the caller holds `mutex` (our precondition).
             if let Some(delay) = unsafe { mutex.unlock_unrecorded() } {
-                profile::record_mutex(delay, EventKind::Mutex, Some(mutex_site), mark);
+                profile::record_mutex(delay, 1, EventKind::Mutex, Some(mutex_site), mark);
             }
         };
         let timed_out = |_, was_last: bool| {

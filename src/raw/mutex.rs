@@ -260,7 +260,7 @@ impl RawMutex {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         if let Some(delay) = self.wake() {
-            profile::record_mutex(delay, EventKind::Mutex, Some(site), mark);
+            profile::record_mutex(delay, 1, EventKind::Mutex, Some(site), mark);
         }
     }
 

@@ -275,7 +275,7 @@ impl RawRwLock {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         if let Some(delay) = self.read_unlock_hand_over() {
-            profile::record_mutex(delay, EventKind::RwLockRead, Some(site), mark);
+            profile::record_mutex(delay, 1, EventKind::RwLockRead, Some(site), mark);
         }
     }
 
@@ -344,7 +344,7 @@ impl RawRwLock {
         // SAFETY: the caller holds the write lock (our precondition).
         let delay = unsafe { self.write_unlock_hand_over() };
         if delay > 0 {
-            profile::record_mutex(delay, EventKind::RwLockWrite, Some(site), mark);
+            profile::record_mutex(delay, 1, EventKind::RwLockWrite, Some(site), mark);
         }
     }
 
@@ -403,7 +403,7 @@ impl RawRwLock {
             }
         }
         if delay > 0 {
-            profile::record_mutex(delay, EventKind::RwLockWrite, Some(site), mark);
+            profile::record_mutex(delay, 1, EventKind::RwLockWrite, Some(site), mark);
         }
     }
 

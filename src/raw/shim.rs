@@ -137,6 +137,7 @@ pub(crate) mod profile {
     }
     pub(crate) fn record_mutex(
         delay: u64,
+        _woken: u64,
         _kind: EventKind,
         _site: Option<LockSite>,
         _mark: StackMark,
