@@ -144,12 +144,19 @@ pub fn elapsed(earlier: u64, later: u64) -> u64 {
 /// the true elapsed time is below 2^(bits-1) ticks.
 #[inline]
 pub(crate) fn elapsed_truncated(earlier_low: u64, later: u64, bits: u32) -> u64 {
+    difference_truncated(earlier_low, later, bits).max(0) as u64
+}
+
+/// `later - earlier` for a tick kept in its low `bits` bits, signed: for
+/// [`elapsed_truncated`], and for the rare caller that must tell "a little
+/// ahead" from "just now" (a rounded-up `charged_until`).
+#[inline]
+pub(crate) fn difference_truncated(earlier_low: u64, later: u64, bits: u32) -> i64 {
     debug_assert!((2..=64).contains(&bits));
     let shift = 64 - bits;
     // Both in the top `bits` bits: the subtraction wraps modulo 2^bits and
     // the sign of the result is the sign of the difference.
-    let diff = ((later << shift).wrapping_sub(earlier_low << shift) as i64) >> shift;
-    diff.max(0) as u64
+    ((later << shift).wrapping_sub(earlier_low << shift) as i64) >> shift
 }
 
 /// Ticks per second of [`now`], calibrated once per process over at least 5 ms.

@@ -43,6 +43,7 @@ impl RawBarrier {
     #[cold]
     #[inline(never)]
     pub(crate) fn wait(&self, site: LockSite) -> bool {
+        shim::require_may_park("Barrier::wait");
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         let block = profile::block_start();

@@ -40,15 +40,19 @@ pub(crate) fn woken_at(token: UnparkToken, now: u64) -> Option<u64> {
     if token.0 == 0 || token.0 & 1 != 0 {
         return None;
     }
-    let behind = (((now as usize) << 1).wrapping_sub(token.0) >> 1) as u64;
+    let behind = profile::elapsed_truncated((token.0 >> 1) as u64, now, TOKEN_TICK_BITS - 1);
     Some(now.saturating_sub(behind))
 }
 
-/// Ticks from the token's queued-at tick to `now`.
+/// Bits of a token's tick: a `usize` less the flag bits.
+const TOKEN_TICK_BITS: u32 = usize::BITS - FLAG_BITS;
+
+/// Ticks from the token's queued-at tick to `now`; 0 when the queued-at tick
+/// is ahead of `now` (read on a CPU whose counter is ahead: see
+/// [`crate::profile::clock::elapsed`]).
 #[inline]
 pub(crate) fn waited(token: ParkToken, now: u64) -> u64 {
-    (((now as usize) << FLAG_BITS).wrapping_sub(token.0 & !(PROFILED | STARVING)) >> FLAG_BITS)
-        as u64
+    profile::elapsed_truncated((token.0 >> FLAG_BITS) as u64, now, TOKEN_TICK_BITS)
 }
 
 /// The token's queued-at tick, rebuilt from `now`.
@@ -104,7 +108,7 @@ pub(crate) fn should_hand_off(head: ParkToken, now: u64) -> bool {
 /// enough to ask for the lock to be handed over when it parks again.
 #[inline]
 pub(crate) fn starving(first_park: u64, now: u64) -> bool {
-    now.saturating_sub(first_park) > fair_ticks()
+    profile::elapsed(first_park, now) > fair_ticks()
 }
 
 /// `charged_until` squeezed into 32 bits: the tick of the lock's last charge,
@@ -137,7 +141,7 @@ impl ChargedUntil {
             stored => {
                 // Signed: rounded up, the stored value may be a unit ahead.
                 let now_units = now >> Self::SHIFT;
-                let behind = i64::from((now_units as u32).wrapping_sub(stored) as i32);
+                let behind = profile::difference_truncated(u64::from(stored), now_units, 32);
                 let units = (now_units as i64).saturating_sub(behind).max(0) as u64;
                 Some(units << Self::SHIFT)
             }
@@ -164,7 +168,24 @@ pub(crate) fn uncharged_wait(token: ParkToken, charged_until: Option<u64>, now: 
         return 0;
     }
     let start = queued_at(token, now).max(charged_until.unwrap_or(0));
-    now.saturating_sub(start)
+    profile::elapsed(start, now)
+}
+
+/// What an unlock charges to the mutex profile: the delay it caused and the
+/// number of (profiled) waiters it woke, Go's count of contentions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Charge {
+    pub(crate) delay: u64,
+    pub(crate) woken: u64,
+}
+
+impl Charge {
+    /// Adds another wake's charge.
+    #[inline]
+    pub(crate) fn add(&mut self, other: Charge) {
+        self.delay = self.delay.saturating_add(other.delay);
+        self.woken += other.woken;
+    }
 }
 
 /// Go's rule (>= 1.22), exact for every N: the head's wait plus N waiters
@@ -177,7 +198,7 @@ pub(crate) fn delay(head_wait: u64, tail_wait: u64, queued: u64) -> u64 {
 
 /// What an unpark filter learns while it walks a queue: the head it wakes,
 /// when, how many profiled waiters stay and the newest of them.
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 pub(crate) struct QueueScan {
     pub(crate) head: Option<ParkToken>,
     /// The tick at which the head was found (0 until then).

@@ -106,10 +106,12 @@ impl RawCondvar {
         cv_site: LockSite,
         deadline: Option<Instant>,
     ) -> WaitOutcome {
+        shim::require_may_park("Condvar::wait");
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         let mutex_ptr = ptr::from_ref(mutex).cast_mut();
         let mut bad_mutex = false;
+        let mut released = None;
         let block = profile::block_start();
         let validate = || {
             let current = self.state.load(Relaxed);
@@ -123,11 +125,12 @@ impl RawCondvar {
         };
         let before_sleep = || {
             // We are queued: a notification from now on wakes us. Release the
-            // mutex, and charge its waiters' wait to our stack.
+            // mutex (waking a waiter of it is allowed here); its charge is
+            // recorded after the park, because recording may allocate, and
+            // an allocator may take a lock that would park this thread a
+            // second time.
             // SAFETY: the caller holds `mutex` (our precondition).
-            if let Some(delay) = unsafe { mutex.unlock_unrecorded() } {
-                profile::record_mutex(delay, 1, EventKind::Mutex, Some(mutex_site), mark);
-            }
+            released = unsafe { mutex.unlock_unrecorded() };
         };
         let timed_out = |_, was_last: bool| {
             if was_last {
@@ -137,7 +140,7 @@ impl RawCondvar {
         // SAFETY: the key is this condvar's address; `validate` and
         // `timed_out` neither panic nor call into the parking lot;
         // `before_sleep` only unparks (the mutex's queue), which is allowed,
-        // and records, which never parks.
+        // and neither allocates nor records.
         let result = unsafe {
             shim::park(
                 self.key(),
@@ -148,6 +151,15 @@ impl RawCondvar {
                 deadline,
             )
         };
+        if let Some(charge) = released {
+            profile::record_mutex(
+                charge.delay,
+                charge.woken,
+                EventKind::Mutex,
+                Some(mutex_site),
+                mark,
+            );
+        }
         if bad_mutex {
             panic!("attempted to use a condition variable with two mutexes");
         }

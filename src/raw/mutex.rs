@@ -6,10 +6,10 @@
 use core::hint::black_box;
 use std::time::Instant;
 
-use super::charge::{self, ChargedUntil, QueueScan};
+use super::charge::{self, Charge, ChargedUntil, QueueScan};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
-    self, AtomicU8, Deferred,
+    self, AtomicU8,
     Ordering::{Acquire, Relaxed, Release},
     ParkResult, SpinWait, UnparkResult, UnparkToken,
 };
@@ -119,17 +119,23 @@ impl RawMutex {
         self.state.fetch_sub(LOCKED_BIT, Release) == LOCKED_BIT
     }
 
-    /// Releases the lock without recording: returns the delay to charge, if
-    /// the unlock woke a waiter whose wait is profiled. For
-    /// [`Condvar`](super::condvar) waits, which record with their own mark.
+    /// Releases the lock without recording: returns the charge (delay,
+    /// waiters woken) if the unlock woke a waiter whose wait is profiled. For
+    /// [`Condvar`](super::condvar) waits, which release the mutex in a
+    /// `before_sleep` callback (where unparking is allowed, but recording,
+    /// which may allocate, is not) and record after the park.
     ///
     /// # Safety
     ///
     /// The calling thread holds the lock.
     #[inline(always)]
-    pub(crate) unsafe fn unlock_unrecorded(&self) -> Option<u64> {
+    pub(crate) unsafe fn unlock_unrecorded(&self) -> Option<Charge> {
         // SAFETY: the caller holds the lock (our precondition).
         if unsafe { self.unlock_fast() } {
+            return None;
+        }
+        if shim::must_defer_wake() {
+            shim::defer_wake(self.key(), false);
             return None;
         }
         self.wake()
@@ -140,7 +146,7 @@ impl RawMutex {
     #[cold]
     #[inline(never)]
     pub(crate) fn lock_slow(&self, site: LockSite) {
-        if shim::in_parking_lot() {
+        if !shim::may_park() {
             // Re-entered from an allocation inside `parking_lot_core`: we
             // may not park (see `shim`), and we do not record.
             return self.lock_spinning();
@@ -237,7 +243,9 @@ impl RawMutex {
 
     /// Takes the lock without parking: for a thread inside
     /// `parking_lot_core`, which must not re-enter it. The holder is another
-    /// thread (this one is inside a park or unpark, holding nothing).
+    /// thread (this one is inside a park or unpark, holding no syncprof lock:
+    /// every unlock releases before it wakes), which releases without
+    /// waiting for this one.
     #[cold]
     fn lock_spinning(&self) {
         while !self.try_lock() {
@@ -251,25 +259,26 @@ impl RawMutex {
     #[cold]
     #[inline(never)]
     pub(crate) fn unlock_slow(&self, site: LockSite) {
-        if shim::in_parking_lot() && shim::defer(Deferred::Unpark(self.key())) {
+        if shim::must_defer_wake() {
             // Re-entered from inside `parking_lot_core`: the lock is
             // released; a waiter is woken (uncharged) when this thread
             // leaves it.
+            shim::defer_wake(self.key(), false);
             return;
         }
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        if let Some(delay) = self.wake() {
-            profile::record_mutex(delay, 1, EventKind::Mutex, Some(site), mark);
+        if let Some(charge) = self.wake() {
+            profile::record_mutex(charge.delay, charge.woken, EventKind::Mutex, Some(site), mark);
         }
     }
 
     /// Wakes the head waiter after an unlock that found PARKED_BIT set,
     /// handing the lock over to it if it has waited long enough and nobody
-    /// took the lock in between; returns the delay to charge, if any.
-    /// Records nothing.
+    /// took the lock in between; returns the charge, if the woken waiter's
+    /// wait is profiled. Records nothing.
     #[inline(always)]
-    fn wake(&self) -> Option<u64> {
+    fn wake(&self) -> Option<Charge> {
         let profiling = profile::mutex_profiling_on();
         let scan = core::cell::RefCell::new(QueueScan::default());
         let mut charge = None;
@@ -285,8 +294,9 @@ impl RawMutex {
             if let Some(head) = scan.head {
                 if profiling || charge::is_profiled(head) {
                     let delay = scan.charge(self.charged_until.get(now), now);
-                    if delay > 0 {
-                        charge = Some(delay);
+                    let woken = u64::from(charge::is_profiled(head));
+                    if delay > 0 || woken > 0 {
+                        charge = Some(Charge { delay, woken });
                     }
                     self.charged_until.set(now);
                 }

@@ -1,66 +1,107 @@
-//! The raw reader-writer lock: a phase-fair lock on two `parking_lot_core`
-//! queues (readers on the lock's address, writers on the address + 1, as in
-//! parking_lot's `RawRwLock`). A queued writer stops new readers, so readers
-//! cannot starve writers; a writer's unlock hands the lock to every queued
-//! reader before the next writer, so writers cannot starve readers. Slow-path
-//! unlocks always hand the lock over, so no waiter is overtaken.
+//! The raw reader-writer lock, on two `parking_lot_core` queues (readers on
+//! the lock's address, writers on the address + 1, as in parking_lot's
+//! `RawRwLock`).
+//!
+//! Like the mutex (and parking_lot), an unlock **releases first and then
+//! wakes** waiters to compete, rather than handing the lock over while still
+//! holding it: a phase change then costs ~50 ns of work instead of waiting
+//! out a wake-up, and no unlock ever holds the lock while it is inside
+//! `parking_lot_core` (where an allocation may re-enter it, see `shim`).
+//! Fairness comes from two starvation flags set by a waiter that has waited
+//! longer than the fairness bound (~0.5 ms): a starving writer keeps new
+//! readers out, starving readers keep new writers out; and from a hand-over
+//! of a *free* lock to a starving writer at the head of its queue (taken in
+//! the unpark callback only if nobody holds it, as the mutex does).
+//! A writer blocked by readers parks with a timeout of the fairness bound,
+//! so that under a continuous flood of readers (where no reader is ever
+//! the last out) it still gets to raise its flag: its wait is bounded by the
+//! bound plus the longest read section.
 
+use core::cell::{Cell, RefCell};
 use core::hint::black_box;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::charge::{self, ChargedUntil, QueueScan};
+use super::charge::{self, Charge, ChargedUntil, QueueScan};
 use super::mutex::{TOKEN_HANDOFF, TOKEN_NORMAL};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
-    self, AtomicUsize, Deferred, FilterOp,
+    self, AtomicUsize, FilterOp,
     Ordering::{Acquire, Relaxed, Release},
     ParkResult, SpinWait, UnparkResult,
 };
 use crate::sync::poison;
 
 /// Held by a writer.
-const WRITER: usize = 0b001;
-/// Writers are parked (or about to park) on the writer queue. While set, no
-/// new reader or writer takes the lock: it is handed to a queued writer.
-const WRITER_PARKED: usize = 0b010;
+const WRITER: usize = 0b0_0001;
+/// Writers are parked (or about to park) on the writer queue.
+const WRITER_PARKED: usize = 0b0_0010;
 /// Readers are parked (or about to park) on the reader queue.
-const READER_PARKED: usize = 0b100;
-/// One reader, in the count above the three flag bits.
-const ONE_READER: usize = 0b1000;
+const READER_PARKED: usize = 0b0_0100;
+/// A parked writer has waited past the fairness bound: new readers stay out
+/// (unless readers starve too), so the readers in drain and it gets in.
+const WRITER_STARVING: usize = 0b0_1000;
+/// A parked reader has waited past the fairness bound: writers stay out
+/// until a reader gets in.
+const READER_STARVING: usize = 0b1_0000;
+/// One reader, in the count above the flag bits.
+const ONE_READER: usize = 0b10_0000;
 const READERS_MASK: usize = !(ONE_READER - 1);
 
 /// A reader-writer lock without data.
 pub(crate) struct RawRwLock {
-    /// The lock word: reader count in the high bits, then `READER_PARKED`,
-    /// `WRITER_PARKED`, `WRITER`.
+    /// The lock word: reader count in the high bits, then the flags.
     ///
     /// # State table
     ///
-    /// readers | W | WP | RP | Meaning
-    /// --------|---|----|----|------------------------------------------------
-    ///    0    | 0 | 0  | 0  | Free.
-    ///   n>0   | 0 | 0  | *  | Read-locked by n; new readers join.
-    ///   n>0   | 0 | 1  | *  | Read-locked, a writer waits: new readers park;
-    ///         |   |    |    | the last reader out hands over to a writer.
-    ///    0    | 1 | *  | *  | Write-locked; the unlock hands over to every
-    ///         |   |    |    | parked reader if RP, else to one writer if WP.
-    ///    0    | 0 | 1  | *  | Transient: an unlocker is handing over (it
-    ///         |   |    |    | takes the writer queue's lock next).
+    /// readers | W | Meaning
+    /// --------|---|------------------------------------------------------
+    ///    0    | 0 | Free (parked bits may be set while woken waiters race).
+    ///   n>0   | 0 | Read-locked by n.
+    ///    0    | 1 | Write-locked.
     ///
-    /// WP and RP are only cleared under their queue's lock, so a parked thread
-    /// always has a waker. Acquire when taking, Release when giving up.
+    /// A reader may join when W is clear and WS is clear (or RS is set: both
+    /// starving, readers go first); a writer may take the lock when W, the
+    /// readers and RS are clear. WP and RP are set by a waiter before it
+    /// parks and cleared only under their queue's lock (when it empties), so
+    /// a parked thread always has a waker: every unlock that sees a parked
+    /// bit wakes that queue (all readers; one writer). WS is cleared with WP
+    /// and by a writer that takes the lock; RS by a reader that joins.
+    ///
+    /// Acquire when taking, Release when giving up.
     state: AtomicUsize,
     /// `std`'s poison flag for the [`RwLock`](crate::sync::RwLock).
     pub(crate) poison: poison::Flag,
     /// Last charge to the mutex profile for the writer queue (under its
-    /// queue lock). Readers are all woken at once, so their queue needs none.
-    charged_until: ChargedUntil,
+    /// queue lock).
+    writers_charged: ChargedUntil,
+    /// Last charge for the reader queue (under its queue lock).
+    readers_charged: ChargedUntil,
+}
+
+/// Whether a reader may join a lock in `state` (on the slow path; the fast
+/// path also refuses RS, which only the slow path clears).
+#[inline(always)]
+fn readable(state: usize) -> bool {
+    state & WRITER == 0
+        && (state & WRITER_STARVING == 0 || state & READER_STARVING != 0)
+        && state & READERS_MASK != READERS_MASK
+}
+
+/// Whether a writer may take a lock in `state`.
+#[inline(always)]
+fn writable(state: usize) -> bool {
+    state & (WRITER | READERS_MASK | READER_STARVING) == 0
 }
 
 impl RawRwLock {
     super::const_fn! {
         pub(crate) fn new() -> RawRwLock {
-            RawRwLock { state: AtomicUsize::new(0), poison: poison::Flag::new(), charged_until: ChargedUntil::new() }
+            RawRwLock {
+                state: AtomicUsize::new(0),
+                poison: poison::Flag::new(),
+                writers_charged: ChargedUntil::new(),
+                readers_charged: ChargedUntil::new(),
+            }
         }
     }
 
@@ -74,20 +115,16 @@ impl RawRwLock {
         self.reader_key() + 1
     }
 
-    /// Whether a reader may join a lock in `state`.
-    #[inline(always)]
-    fn readable(state: usize) -> bool {
-        state & (WRITER | WRITER_PARKED) == 0 && state & READERS_MASK != READERS_MASK
-    }
-
     #[inline(always)]
     pub(crate) fn try_read(&self) -> bool {
         let mut state = self.state.load(Relaxed);
-        while Self::readable(state) {
-            match self
-                .state
-                .compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed)
-            {
+        while readable(state) {
+            match self.state.compare_exchange_weak(
+                state,
+                (state + ONE_READER) & !READER_STARVING,
+                Acquire,
+                Relaxed,
+            ) {
                 Ok(_) => return true,
                 Err(actual) => state = actual,
             }
@@ -100,7 +137,8 @@ impl RawRwLock {
     #[inline(always)]
     pub(crate) fn read_fast(&self) -> bool {
         let state = self.state.load(Relaxed);
-        Self::readable(state)
+        state & (WRITER | WRITER_STARVING | READER_STARVING) == 0
+            && state & READERS_MASK != READERS_MASK
             && self
                 .state
                 .compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed)
@@ -109,9 +147,21 @@ impl RawRwLock {
 
     #[inline(always)]
     pub(crate) fn try_write(&self) -> bool {
-        self.state
-            .compare_exchange(0, WRITER, Acquire, Relaxed)
-            .is_ok()
+        let mut state = self.state.load(Relaxed);
+        // Unlike a waiting writer, `try_write` ignores RS: it never waits,
+        // so it cannot starve anyone for long.
+        while state & (WRITER | READERS_MASK) == 0 {
+            match self.state.compare_exchange_weak(
+                state,
+                (state | WRITER) & !WRITER_STARVING,
+                Acquire,
+                Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => state = actual,
+            }
+        }
+        false
     }
 
     /// The fast path of `write`; on `false` the public method calls
@@ -124,9 +174,8 @@ impl RawRwLock {
     }
 
     /// Releases a read lock: one atomic. Returns `false` when this was the
-    /// last reader out while a writer waits: the caller, the public guard's
-    /// `drop`, must then call [`Self::read_unlock_slow`] to hand over. (With
-    /// WP set no reader joins, so exactly one unlock sees this.)
+    /// last reader out while a writer is parked: the caller, the public
+    /// guard's `drop`, must then call [`Self::read_unlock_slow`] to wake it.
     ///
     /// # Safety
     ///
@@ -172,28 +221,40 @@ impl RawRwLock {
     /// that `mark` is in the frame the public method called.
     #[inline(always)]
     fn wait(&self, writer: bool, site: LockSite, mark: StackMark) {
-        if shim::in_parking_lot() {
+        if !shim::may_park() {
             // Re-entered from an allocation inside `parking_lot_core`: spin
             // instead of parking (see `shim`), and do not record.
             return self.wait_spinning(writer);
         }
-        let (kind, key, parked_bit) = if writer {
-            (EventKind::RwLockWrite, self.writer_key(), WRITER_PARKED)
+        let (kind, key, parked_bit, starving_bit) = if writer {
+            (
+                EventKind::RwLockWrite,
+                self.writer_key(),
+                WRITER_PARKED,
+                WRITER_STARVING,
+            )
         } else {
-            (EventKind::RwLockRead, self.reader_key(), READER_PARKED)
+            (
+                EventKind::RwLockRead,
+                self.reader_key(),
+                READER_PARKED,
+                READER_STARVING,
+            )
         };
         let mut spin = SpinWait::new();
         let mut first_park: Option<u64> = None;
         let mut block: Option<profile::BlockWait> = None;
+        // Where this waiter's next charge starts (see `RawMutex::lock_slow`).
+        let mut wait_from = 0u64;
         let mut state = self.state.load(Relaxed);
         loop {
             let (free, next) = if writer {
-                (
-                    state & (WRITER | WRITER_PARKED) == 0 && state & READERS_MASK == 0,
-                    state | WRITER,
-                )
+                (writable(state), (state | WRITER) & !WRITER_STARVING)
             } else {
-                (Self::readable(state), state.wrapping_add(ONE_READER))
+                (
+                    readable(state),
+                    (state + ONE_READER) & !READER_STARVING,
+                )
             };
             if free {
                 match self
@@ -205,53 +266,68 @@ impl RawRwLock {
                 }
                 continue;
             }
-            if !writer && state & (WRITER | WRITER_PARKED) == 0 {
+            if !writer && state & READERS_MASK == READERS_MASK {
                 panic!("too many readers of an RwLock");
             }
-            if state & (WRITER_PARKED | READER_PARKED) == 0 && spin.spin() {
+            // Spin a little while nobody of our kind is parked.
+            if state & parked_bit == 0 && spin.spin() {
                 state = self.state.load(Relaxed);
                 continue;
-            }
-            if state & parked_bit == 0 {
-                if let Err(actual) =
-                    self.state
-                        .compare_exchange_weak(state, state | parked_bit, Relaxed, Relaxed)
-                {
-                    state = actual;
-                    continue;
-                }
             }
             let now = profile::now();
             let first = *first_park.get_or_insert_with(|| {
                 // Capture the stack now, while waiting anyway (see RawMutex).
                 block = profile::begin_block_wait(kind, Some(site), mark);
+                wait_from = now;
                 now
             });
-            let token = charge::park_token(
-                now,
-                profile::mutex_profiling_on(),
-                charge::starving(first, now),
-            );
-            // Park only while someone is bound to wake us: for a writer, WP
-            // set means an unlocker will hand over through the writer queue;
-            // for a reader, RP set with a writer holding or waiting means a
-            // writer's unlock will hand over to the readers.
+            let starving = charge::starving(first, now);
+            let flags = parked_bit | if starving { starving_bit } else { 0 };
+            if state & flags != flags {
+                if let Err(actual) =
+                    self.state
+                        .compare_exchange_weak(state, state | flags, Relaxed, Relaxed)
+                {
+                    state = actual;
+                    continue;
+                }
+            }
+            let token =
+                charge::park_token(wait_from, profile::mutex_profiling_on(), starving);
+            // Park only while someone is bound to wake us: our parked bit is
+            // set (every unlock that sees it wakes our queue) and the lock is
+            // still unavailable to us.
             let validate = || {
                 let s = self.state.load(Relaxed);
-                if writer {
-                    s & WRITER_PARKED != 0
-                } else {
-                    s & READER_PARKED != 0 && s & (WRITER | WRITER_PARKED) != 0
+                s & parked_bit != 0 && if writer { !writable(s) } else { !readable(s) }
+            };
+            // A writer kept out by readers only (who never hand over to it
+            // under a continuous flood) wakes at the fairness bound to raise
+            // WS. Dropping out of the queue, the last writer clears WP (and
+            // WS) under the queue lock, as an unlock that empties it would.
+            let timeout = (writer && !starving && state & WRITER == 0)
+                .then(|| Instant::now() + fair_duration());
+            let timed_out = |_, was_last: bool| {
+                if was_last {
+                    self.state
+                        .fetch_and(!(WRITER_PARKED | WRITER_STARVING), Relaxed);
+                    self.writers_charged.clear();
                 }
             };
-            let timed_out = |_, _| unreachable!("lock waits have no timeout");
             // SAFETY: the key is one of this lock's two addresses; the
-            // closures neither panic nor call into the parking lot.
-            let result =
-                unsafe { shim::park(key, validate, || {}, timed_out, token, None::<Instant>) };
-            if let ParkResult::Unparked(TOKEN_HANDOFF) = result {
-                // We hold the lock: handed over.
-                break;
+            // closures neither panic, allocate nor call into the parking lot.
+            let result = unsafe { shim::park(key, validate, || {}, timed_out, token, timeout) };
+            match result {
+                // We hold the lock: handed over (writers only).
+                ParkResult::Unparked(TOKEN_HANDOFF) => break,
+                // Woken to compete: a further charge starts where the
+                // unlocker's stopped.
+                ParkResult::Unparked(token) => {
+                    if let Some(tick) = charge::woken_at(token, profile::now()) {
+                        wait_from = tick;
+                    }
+                }
+                ParkResult::Invalid | ParkResult::TimedOut => {}
             }
             spin.reset();
             state = self.state.load(Relaxed);
@@ -262,60 +338,36 @@ impl RawRwLock {
         }
     }
 
-    /// Hands the lock to a waiting writer after the last read unlock, and
-    /// charges the mutex profile on the caller's stack.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn read_unlock_slow(&self, site: LockSite) {
-        if shim::in_parking_lot() && shim::defer(Deferred::RwLockReadUnlock(self)) {
-            // Re-entered from inside `parking_lot_core`: the hand-over runs
-            // (uncharged) when this thread leaves it.
-            return;
-        }
-        let mark = 0u8;
-        let mark = StackMark::of(black_box(&mark));
-        if let Some(delay) = self.read_unlock_hand_over() {
-            profile::record_mutex(delay, 1, EventKind::RwLockRead, Some(site), mark);
-        }
-    }
-
-    /// [`Self::read_unlock_slow`] postponed by the shim: hands over, records
-    /// nothing.
-    #[cfg_attr(loom, allow(dead_code))] // loom never re-enters the parking model
-    pub(crate) fn read_unlock_deferred(&self) {
-        let _ = self.read_unlock_hand_over();
-    }
-
-    /// The hand-over of the last read unlock; the delay to charge, if any.
-    #[inline(always)]
-    fn read_unlock_hand_over(&self) -> Option<u64> {
-        // Readers are 0 and WP is set: nobody else can take the lock.
-        let delay = self.hand_to_writer();
-        if self.state.load(Relaxed) & (WRITER | WRITER_PARKED) == 0 {
-            // No writer was parked after all (the one that set WP had not yet
-            // queued): the lock is free; wake the readers that parked behind
-            // WP to compete for it.
-            self.wake_readers(false);
-        }
-        delay
-    }
-
     /// Takes the lock without parking: for a thread inside
-    /// `parking_lot_core`, which must not re-enter it.
+    /// `parking_lot_core`, which must not re-enter it. The holder is another
+    /// thread (this one holds no syncprof lock inside `parking_lot_core`:
+    /// every unlock releases before it wakes), and no hand-over is ever
+    /// pending on a free lock, so the ordinary rules apply.
     #[cold]
     fn wait_spinning(&self, writer: bool) {
         loop {
+            let state = self.state.load(Relaxed);
             let taken = if writer {
-                // Unlike `try_write`, also when WP is set: parked writers
-                // wait for a hand-over that this thread cannot wait for.
-                let state = self.state.load(Relaxed);
+                // RS is ignored, as by `try_write`: the readers it protects
+                // may be parked behind this very thread.
                 state & (WRITER | READERS_MASK) == 0
                     && self
                         .state
-                        .compare_exchange_weak(state, state | WRITER, Acquire, Relaxed)
+                        .compare_exchange_weak(
+                            state,
+                            (state | WRITER) & !WRITER_STARVING,
+                            Acquire,
+                            Relaxed,
+                        )
                         .is_ok()
             } else {
-                self.try_read()
+                // WS is ignored for the same reason.
+                state & WRITER == 0
+                    && state & READERS_MASK != READERS_MASK
+                    && self
+                        .state
+                        .compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed)
+                        .is_ok()
             };
             if taken {
                 return;
@@ -324,8 +376,41 @@ impl RawRwLock {
         }
     }
 
-    /// Releases the write lock to waiting readers or a writer, and charges
-    /// the mutex profile on the caller's stack.
+    /// Wakes a parked writer after the last read unlock, and charges the
+    /// mutex profile on the caller's stack with the waits of the writers and
+    /// of the readers still queued behind them.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn read_unlock_slow(&self, site: LockSite) {
+        if shim::must_defer_wake() {
+            // Re-entered from inside `parking_lot_core`: the read lock is
+            // released; a writer is woken (uncharged) when this thread
+            // leaves it.
+            shim::defer_wake(self.writer_key(), false);
+            return;
+        }
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        let profiling = profile::mutex_profiling_on();
+        let mut charge = self.wake_writer(profiling);
+        if profiling && self.state.load(Relaxed) & READER_PARKED != 0 {
+            charge.add(self.charge_queued_readers());
+        }
+        if charge.delay > 0 || charge.woken > 0 {
+            profile::record_mutex(
+                charge.delay,
+                charge.woken,
+                EventKind::RwLockRead,
+                Some(site),
+                mark,
+            );
+        }
+    }
+
+    /// Releases the write lock and wakes the waiters (every parked reader,
+    /// one parked writer) to compete; charges the mutex profile on the
+    /// caller's stack with the waits of those it wakes and of the writers
+    /// still queued.
     ///
     /// # Safety
     ///
@@ -333,26 +418,42 @@ impl RawRwLock {
     #[cold]
     #[inline(never)]
     pub(crate) unsafe fn write_unlock_slow(&self, site: LockSite) {
-        if shim::in_parking_lot() && shim::defer(Deferred::RwLockWriteUnlock(self)) {
-            // Re-entered from inside `parking_lot_core`: the lock stays
-            // write-locked until the hand-over runs (uncharged) when this
-            // thread leaves it.
+        let state = self.state.fetch_and(!WRITER, Release);
+        if shim::must_defer_wake() {
+            // Re-entered from inside `parking_lot_core`: released; the
+            // waiters are woken (uncharged) when this thread leaves it.
+            if state & READER_PARKED != 0 {
+                shim::defer_wake(self.reader_key(), true);
+            }
+            if state & WRITER_PARKED != 0 {
+                shim::defer_wake(self.writer_key(), false);
+            }
             return;
         }
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        // SAFETY: the caller holds the write lock (our precondition).
-        let delay = unsafe { self.write_unlock_hand_over() };
-        if delay > 0 {
-            profile::record_mutex(delay, 1, EventKind::RwLockWrite, Some(site), mark);
+        let profiling = profile::mutex_profiling_on();
+        let mut charge = Charge::default();
+        if state & READER_PARKED != 0 {
+            charge.add(self.wake_readers(profiling));
+        }
+        if state & WRITER_PARKED != 0 {
+            charge.add(self.wake_writer(profiling));
+        }
+        if charge.delay > 0 || charge.woken > 0 {
+            profile::record_mutex(
+                charge.delay,
+                charge.woken,
+                EventKind::RwLockWrite,
+                Some(site),
+                mark,
+            );
         }
     }
 
     /// The fast path of a downgrade: the write lock becomes one read lock in
-    /// one CAS when no reader is parked (a parked writer stays parked: WP
-    /// keeps new readers out, and the last reader out hands over to it).
-    /// On `false` the caller, `RwLockWriteGuard::downgrade`, calls
-    /// [`Self::downgrade_slow`].
+    /// one CAS when no reader is parked. On `false` the caller,
+    /// `RwLockWriteGuard::downgrade`, calls [`Self::downgrade_slow`].
     ///
     /// # Safety
     ///
@@ -367,9 +468,9 @@ impl RawRwLock {
                 .is_ok()
     }
 
-    /// Turns the write lock into a read lock and admits every parked reader
-    /// with it, as a write unlock would (phase fairness); charges the mutex
-    /// profile with their waits on the caller's stack.
+    /// Turns the write lock into a read lock and wakes the parked readers
+    /// to join it; charges the mutex profile with their waits on the
+    /// caller's stack.
     ///
     /// # Safety
     ///
@@ -377,171 +478,152 @@ impl RawRwLock {
     #[cold]
     #[inline(never)]
     pub(crate) unsafe fn downgrade_slow(&self, site: LockSite) {
+        let state = self
+            .state
+            .fetch_add(ONE_READER.wrapping_sub(WRITER), Release);
+        if state & READER_PARKED == 0 {
+            return;
+        }
+        if shim::must_defer_wake() {
+            shim::defer_wake(self.reader_key(), true);
+            return;
+        }
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        let mut delay = 0u64;
-        loop {
-            let state = self.state.load(Relaxed);
-            if state & READER_PARKED != 0 && !shim::in_parking_lot() {
-                let (handed, charge) = self.wake_readers_joining(true, 1);
-                delay = delay.saturating_add(charge);
-                if handed {
-                    break;
-                }
-                continue;
-            }
-            // Inside `parking_lot_core` (see `shim`) parked readers cannot be
-            // woken here: they stay parked behind this read lock and are
-            // admitted at the next write unlock, or by the last reader out
-            // when a writer waits.
-            if self
-                .state
-                .compare_exchange(state, (state & !WRITER) + ONE_READER, Release, Relaxed)
-                .is_ok()
-            {
-                break;
-            }
-        }
-        if delay > 0 {
-            profile::record_mutex(delay, 1, EventKind::RwLockWrite, Some(site), mark);
+        let charge = self.wake_readers(profile::mutex_profiling_on());
+        if charge.delay > 0 || charge.woken > 0 {
+            profile::record_mutex(
+                charge.delay,
+                charge.woken,
+                EventKind::RwLockWrite,
+                Some(site),
+                mark,
+            );
         }
     }
 
-    /// [`Self::write_unlock_slow`] postponed by the shim: hands over,
-    /// records nothing.
-    ///
-    /// # Safety
-    ///
-    /// The write lock is held on behalf of the deferred unlocker.
-    #[cfg_attr(loom, allow(dead_code))] // loom never re-enters the parking model
-    pub(crate) unsafe fn write_unlock_deferred(&self) {
-        // SAFETY: forwarded.
-        let _ = unsafe { self.write_unlock_hand_over() };
-    }
-
-    /// Releases the write lock to waiting readers or a writer; returns the
-    /// delay to charge.
-    ///
-    /// # Safety
-    ///
-    /// The calling thread holds the write lock.
-    #[inline(always)]
-    unsafe fn write_unlock_hand_over(&self) -> u64 {
-        let mut delay = 0u64;
-        loop {
-            let state = self.state.load(Relaxed);
-            if state & READER_PARKED != 0 {
-                let (handed, charge) = self.wake_readers(true);
-                delay = delay.saturating_add(charge);
-                if handed {
-                    break;
-                }
-                continue;
-            }
-            if state & WRITER_PARKED != 0 {
-                if let Some(charge) = self.hand_to_writer() {
-                    delay = delay.saturating_add(charge);
-                    break;
-                }
-                // No writer was queued yet; WP is cleared and we still hold
-                // the lock: look again.
-                continue;
-            }
-            if self
-                .state
-                .compare_exchange(state, 0, Release, Relaxed)
-                .is_ok()
-            {
-                break;
-            }
-        }
-        delay
-    }
-
-    /// Hands the lock to the head writer, if one is parked, charging its wait
-    /// and the queued writers' by the N-waiter rule. The caller holds the
-    /// write lock, or the lock is free with WP set (the last reader out).
-    /// Returns `Some(delay)` (possibly 0) when a writer took over; `None` when
-    /// no writer was queued, after clearing WP (and nothing else).
-    fn hand_to_writer(&self) -> Option<u64> {
-        let profiling = profile::mutex_profiling_on();
-        let scan = core::cell::RefCell::new(QueueScan::default());
-        let mut outcome = None;
+    /// Wakes the head writer to compete (or hands it the lock, if it is
+    /// starving and the lock is free), charging its wait and the queued
+    /// writers' by the N-waiter rule. Clears WP and WS when the queue empties.
+    fn wake_writer(&self, profiling: bool) -> Charge {
+        let scan = RefCell::new(QueueScan::default());
+        let mut charge = Charge::default();
         let filter = |token| scan.borrow_mut().visit(token, profiling);
         let callback = |result: UnparkResult| {
             let scan = scan.borrow();
-            if result.unparked_threads == 0 {
-                // Nobody to hand over to (the writer that set WP has not
-                // queued yet): drop WP; it will retry.
-                self.state.fetch_and(!WRITER_PARKED, Relaxed);
-                self.charged_until.clear();
-                return TOKEN_NORMAL;
-            }
             let now = scan.now;
-            let mut delay = 0;
+            let mut token = if now == 0 {
+                TOKEN_NORMAL
+            } else {
+                charge::wake_token(now)
+            };
             if let Some(head) = scan.head {
                 if profiling || charge::is_profiled(head) {
-                    delay = scan.charge(self.charged_until.get(now), now);
-                    self.charged_until.set(now);
+                    charge = Charge {
+                        delay: scan.charge(self.writers_charged.get(now), now),
+                        woken: u64::from(charge::is_profiled(head)),
+                    };
+                    self.writers_charged.set(now);
+                }
+                // A starving writer gets the lock if nobody holds it: taken
+                // here, on its behalf, only when free (never promised).
+                if charge::should_hand_off(head, now) {
+                    let more = result.have_more_threads;
+                    let taken = self.state.fetch_update(Acquire, Relaxed, |s| {
+                        writable(s).then(|| {
+                            let s = (s | WRITER) & !WRITER_STARVING;
+                            if more { s } else { s & !WRITER_PARKED }
+                        })
+                    });
+                    if taken.is_ok() {
+                        token = TOKEN_HANDOFF;
+                    }
                 }
             }
-            outcome = Some(delay);
-            let more = result.have_more_threads;
-            if !more {
-                self.charged_until.clear();
+            if !result.have_more_threads {
+                self.writers_charged.clear();
+                if token != TOKEN_HANDOFF {
+                    self.state
+                        .fetch_and(!(WRITER_PARKED | WRITER_STARVING), Relaxed);
+                }
             }
-            // The lock passes to the woken writer: W set, WP kept iff more
-            // writers wait, RP untouched (readers may set it concurrently).
-            let _ = self.state.fetch_update(Release, Relaxed, |s| {
-                let s = s | WRITER;
-                Some(if more { s } else { s & !WRITER_PARKED })
-            });
-            TOKEN_HANDOFF
+            token
         };
         // SAFETY: the key is this lock's writer queue; the closures neither
-        // panic nor call into the parking lot.
+        // panic, allocate nor call into the parking lot.
         unsafe { shim::unpark_filter(self.writer_key(), filter, callback) };
-        outcome
+        charge
     }
 
-    /// Wakes every parked reader. With `hand_over` (the caller holds the
-    /// write lock) the lock passes to them as readers and the return is
-    /// `(true, charge)`, or `(false, 0)` after clearing RP if none was
-    /// queued. Without, the lock is free and they are woken to compete.
-    fn wake_readers(&self, hand_over: bool) -> (bool, u64) {
-        self.wake_readers_joining(hand_over, 0)
-    }
-
-    /// [`Self::wake_readers`], with `kept` read locks already held by the
-    /// caller counted in (1 for a downgrade, 0 for an unlock).
-    fn wake_readers_joining(&self, hand_over: bool, kept: usize) -> (bool, u64) {
-        let profiling = profile::mutex_profiling_on();
-        let now = profile::now();
-        let mut delay = 0u64;
+    /// Wakes every parked reader to compete, charging each one's wait
+    /// exactly (from the reader queue's last charge). Clears RP.
+    fn wake_readers(&self, profiling: bool) -> Charge {
+        let now = Cell::new(0u64);
+        let since = Cell::new(None);
+        let mut charge = Charge::default();
         let filter = |token| {
+            if now.get() == 0 {
+                let tick = profile::now();
+                now.set(tick);
+                since.set(self.readers_charged.get(tick));
+            }
             if profiling || charge::is_profiled(token) {
-                // Every reader is woken: each one's wait is known exactly.
-                delay = delay.saturating_add(charge::uncharged_wait(token, None, now));
+                charge.add(Charge {
+                    delay: charge::uncharged_wait(token, since.get(), now.get()),
+                    woken: u64::from(charge::is_profiled(token)),
+                });
             }
             FilterOp::Unpark
         };
-        let mut handed = false;
-        let callback = |result: UnparkResult| {
-            let n = result.unparked_threads;
-            if hand_over && n > 0 {
-                handed = true;
-                let _ = self.state.fetch_update(Release, Relaxed, |s| {
-                    Some((s & WRITER_PARKED) | ((n + kept) * ONE_READER))
-                });
-                TOKEN_HANDOFF
-            } else {
-                self.state.fetch_and(!READER_PARKED, Relaxed);
+        let callback = |_: UnparkResult| {
+            // Every reader is woken: the queue is empty.
+            self.state.fetch_and(!(READER_PARKED | READER_STARVING), Relaxed);
+            self.readers_charged.clear();
+            if now.get() == 0 {
                 TOKEN_NORMAL
+            } else {
+                charge::wake_token(now.get())
             }
         };
         // SAFETY: the key is this lock's reader queue; the closures neither
-        // panic nor call into the parking lot.
+        // panic, allocate nor call into the parking lot.
         unsafe { shim::unpark_filter(self.reader_key(), filter, callback) };
-        (handed, if handed { delay } else { 0 })
+        charge
     }
+
+    /// Charges the waits of the readers that stay parked (behind a starving
+    /// writer) up to now, exactly, without waking them; later charges start
+    /// there. Counts no contention (none is woken).
+    fn charge_queued_readers(&self) -> Charge {
+        let now = Cell::new(0u64);
+        let since = Cell::new(None);
+        let mut delay = 0u64;
+        let filter = |token| {
+            if now.get() == 0 {
+                let tick = profile::now();
+                now.set(tick);
+                since.set(self.readers_charged.get(tick));
+            }
+            delay = delay.saturating_add(charge::uncharged_wait(token, since.get(), now.get()));
+            FilterOp::Skip
+        };
+        let callback = |result: UnparkResult| {
+            if result.have_more_threads {
+                self.readers_charged.set(now.get());
+            }
+            TOKEN_NORMAL
+        };
+        // SAFETY: the key is this lock's reader queue; nobody is woken; the
+        // closures neither panic, allocate nor call into the parking lot.
+        unsafe { shim::unpark_filter(self.reader_key(), filter, callback) };
+        Charge { delay, woken: 0 }
+    }
+}
+
+/// The fairness bound as a [`Duration`], for a writer's park timeout.
+fn fair_duration() -> Duration {
+    Duration::from_nanos(
+        profile::ticks_per_second_if_known()
+            .map_or(500_000, |rate| (charge::fair_ticks() as f64 * 1e9 / rate) as u64),
+    )
 }

@@ -23,15 +23,13 @@ pub(crate) use parking_lot_core::{
     DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken,
 };
 
-#[cfg(not(loom))]
-pub(crate) use self::reentrant::{
-    Deferred, defer, in_parking_lot, park, unpark_all, unpark_filter,
+pub(crate) use self::reentry::{
+    defer_wake, may_park, must_defer_wake, park, require_may_park, unpark_all, unpark_filter,
 };
 
 #[cfg(loom)]
 pub(crate) use self::loom_park::{
-    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken, park,
-    unpark_all, unpark_filter,
+    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken,
 };
 
 /// Threads queued in the loom parking model.
@@ -40,37 +38,23 @@ pub(crate) fn loom_queued() -> usize {
     loom_park::queued()
 }
 
-/// Under loom nothing allocates inside the parking model, so a thread is
-/// never re-entered from it.
+/// Under loom: runs `hook` wherever the parking model stands for code of
+/// `parking_lot_core` that may allocate (inside `park` after validation and
+/// inside `unpark_filter` while walking the queue, both under the model's
+/// queue lock, as the real allocations run under a bucket lock), with the
+/// thread marked inside `parking_lot_core`. The loom tests use it to model a
+/// `#[global_allocator]` that takes a syncprof lock. `None` removes it.
 #[cfg(loom)]
-#[inline]
-pub(crate) fn in_parking_lot() -> bool {
-    false
-}
-
-/// Under loom: never built ([`in_parking_lot`] is always `false`).
-#[cfg(loom)]
-#[derive(Clone, Copy)]
-#[allow(dead_code)]
-pub(crate) enum Deferred {
-    /// As without loom.
-    Unpark(usize),
-    /// As without loom.
-    RwLockReadUnlock(*const crate::raw::rwlock::RawRwLock),
-    /// As without loom.
-    RwLockWriteUnlock(*const crate::raw::rwlock::RawRwLock),
-}
-
-/// Under loom: never called ([`in_parking_lot`] is always `false`).
-#[cfg(loom)]
-#[allow(dead_code)]
-pub(crate) fn defer(_: Deferred) -> bool {
-    unreachable!("loom never re-enters the parking model")
+pub(crate) fn set_loom_reentry_hook(hook: Option<fn()>) {
+    loom_park::set_reentry_hook(hook);
 }
 
 /// The profiler as the raw locks see it.
 #[cfg(not(loom))]
 pub(crate) mod profile {
+    pub(crate) use crate::profile::clock::{
+        difference_truncated, elapsed, elapsed_truncated,
+    };
     pub(crate) use crate::profile::{
         BlockWait, EventKind, LockSite, StackMark, begin_block_wait, block_start, end_block_wait,
         mutex_profiling_on, now, record_block, record_mutex,
@@ -88,6 +72,9 @@ pub(crate) mod profile {
 pub(crate) mod profile {
     //! The profiler stub for loom: a logical clock and totals, no stacks.
 
+    pub(crate) use crate::profile::clock::{
+        difference_truncated, elapsed, elapsed_truncated,
+    };
     pub(crate) use crate::profile::{EventKind, LockSite, StackMark};
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 
@@ -151,92 +138,153 @@ pub(crate) mod profile {
     }
 }
 
-#[cfg(not(loom))]
-mod reentrant {
-    //! `parking_lot_core` allocates inside `park` and `unpark_*`: it makes its
-    //! global hash table on first use, grows it (while holding every bucket
-    //! lock) as threads appear, and registers each thread's data. When the
+mod reentry {
+    //! `parking_lot_core` allocates inside `park` and `unpark_*`: it makes
+    //! its global hash table on first use, grows it (while holding every
+    //! bucket lock) as threads appear, registers each thread's data, and
+    //! spills the list of threads to wake to the heap past 8. When the
     //! program's `#[global_allocator]` takes a syncprof lock, those
-    //! allocations re-enter our locks from inside `parking_lot_core`:
+    //! allocations re-enter our locks from inside `parking_lot_core`, where
+    //! this thread may hold a bucket lock and has its `ThreadData` in use:
+    //! it must neither park nor unpark there.
     //!
-    //! - a contended lock would park, re-entering `parking_lot_core` (which
-    //!   may hold every bucket lock: a self-deadlock);
-    //! - an unlock that finds waiters would unpark, re-entering the table's
-    //!   creation, which allocates, which unlocks... (unbounded recursion,
-    //!   found by `tests/alloc_mutex.rs`).
+    //! So the shim tracks, per thread, where it is ([`Phase`]):
     //!
-    //! So every call into `parking_lot_core` sets a thread-local flag. While
-    //! it is set, lock waits spin (yielding) instead of parking, and unlocks
-    //! that must wake someone are queued here, in a fixed array (no
-    //! allocation), and run when the thread leaves `parking_lot_core` (or
-    //! just before it goes to sleep in `park`).
+    //! - `Outside`: anything goes.
+    //! - `Inside` (in a `parking_lot_core` call, its callbacks included): a
+    //!   lock wait spins (yielding) instead of parking ([`may_park`]), and an
+    //!   unlock that must wake someone first **releases** the lock, then
+    //!   notes the queue's key ([`defer_wake`]) to wake when the thread
+    //!   leaves `parking_lot_core`. No lock is ever held across a deferred
+    //!   wake, so nothing waits on this thread's own deferral.
+    //! - `BeforeSleep` (our `before_sleep` callbacks, where `parking_lot_core`
+    //!   allows unparking but not parking): unlocks wake at once; waits spin.
+    //!
+    //! Our own callbacks (`validate`, `before_sleep`, `timed_out`, unpark
+    //! filters and callbacks) never allocate and never record: they compute,
+    //! and the profiler runs after `park`/`unpark_*` returns.
+    //!
+    //! The deferred keys are kept in a fixed array per thread, deduplicated.
+    //! Re-entry happens only through the allocations of one `parking_lot_core`
+    //! call, each of which unlocks the allocator's few locks; a thread that
+    //! would need more than [`MAX_DEFERRED`] distinct queues woken aborts the
+    //! process with a message naming the cause, never loses a wake-up.
 
     use core::cell::Cell;
     use std::time::Instant;
 
-    use parking_lot_core::{ParkResult, ParkToken, UnparkResult, UnparkToken};
+    use super::{FilterOp, ParkResult, ParkToken, UnparkResult, UnparkToken};
+    #[cfg(not(loom))]
+    use parking_lot_core as backend;
+    #[cfg(loom)]
+    use super::loom_park as backend;
+    #[cfg(loom)]
+    use loom::thread_local;
 
-    use crate::raw::mutex::TOKEN_NORMAL;
-    use crate::raw::rwlock::RawRwLock;
-
-    /// An unlock's wake-up, postponed until the thread leaves `parking_lot_core`.
-    #[derive(Clone, Copy, PartialEq, Eq)]
-    pub(crate) enum Deferred {
-        /// Wake the first waiter parked on this key to compete for a lock
-        /// that is already released. Only the key is kept, never a pointer:
-        /// the lock may be gone by the time this runs, and a wake-up on a
-        /// reused address is only a spurious one.
-        Unpark(usize),
-        /// The last read unlock, to hand over to a writer. The lock stays
-        /// unavailable (no reader, `WRITER_PARKED` set) until this runs, and
-        /// its parked waiters borrow it, so it outlives the deferral.
-        RwLockReadUnlock(*const RawRwLock),
-        /// A write unlock with waiters: the lock stays write-locked until
-        /// this hands it over (which keeps it alive, as above).
-        RwLockWriteUnlock(*const RawRwLock),
+    /// Where a thread stands with respect to `parking_lot_core`.
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    enum Phase {
+        Outside,
+        Inside,
+        BeforeSleep,
     }
 
-    /// Postponed wake-ups a thread can hold at once. Re-entry happens only
-    /// through allocations inside `parking_lot_core`, a handful per call.
-    const MAX_DEFERRED: usize = 8;
+    /// Distinct queues a thread may have to wake on leaving
+    /// `parking_lot_core`.
+    pub(crate) const MAX_DEFERRED: usize = 16;
+
+    /// A wake-up postponed until the thread leaves `parking_lot_core`: the
+    /// queue's key (never a pointer: the lock may be gone by then, and a wake
+    /// on a reused address is only a spurious one) and whether to wake every
+    /// waiter (a reader queue) or one.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    struct Deferred {
+        key: usize,
+        all: bool,
+    }
 
     thread_local! {
-        /// Whether this thread is inside `parking_lot_core` (excluding the
-        /// `before_sleep` callback and the sleep itself).
-        static INSIDE: Cell<bool> = const { Cell::new(false) };
+        /// Where this thread is.
+        static PHASE: Cell<Phase> = const { Cell::new(Phase::Outside) };
         /// Postponed wake-ups, in order; `None` marks free entries.
         static DEFERRED: Cell<[Option<Deferred>; MAX_DEFERRED]> =
             const { Cell::new([None; MAX_DEFERRED]) };
     }
 
-    /// Whether this thread is inside `parking_lot_core`, so that a lock must
-    /// neither park nor unpark.
+    fn phase() -> Phase {
+        // During thread-local destruction: outside, as far as we can tell.
+        PHASE.try_with(Cell::get).unwrap_or(Phase::Outside)
+    }
+
+    fn set_phase(phase: Phase) {
+        let _ = PHASE.try_with(|p| p.set(phase));
+    }
+
+    /// Whether a lock wait may park: `false` inside `parking_lot_core` or one
+    /// of its callbacks (the wait must spin).
     #[inline]
-    pub(crate) fn in_parking_lot() -> bool {
-        INSIDE.try_with(Cell::get).unwrap_or(false)
+    pub(crate) fn may_park() -> bool {
+        phase() == Phase::Outside
     }
 
-    /// Queues `work` to run when this thread leaves `parking_lot_core`.
-    /// Returns `false` when the queue is full (the caller then does the work
-    /// at once).
-    pub(crate) fn defer(work: Deferred) -> bool {
-        DEFERRED
-            .try_with(|cell| {
-                let mut queue = cell.get();
-                if queue.contains(&Some(work)) {
-                    return true;
-                }
-                let Some(free) = queue.iter_mut().find(|slot| slot.is_none()) else {
-                    return false;
-                };
-                *free = Some(work);
+    /// Whether an unlock must postpone its wake-up ([`defer_wake`]): inside a
+    /// `parking_lot_core` call (but not in a `before_sleep` callback).
+    #[inline]
+    pub(crate) fn must_defer_wake() -> bool {
+        phase() == Phase::Inside
+    }
+
+    /// For a primitive that cannot wait without parking (a condition
+    /// variable, a barrier, a channel): aborts with a message naming it when
+    /// called inside `parking_lot_core`, e.g. from a global allocator.
+    #[inline]
+    pub(crate) fn require_may_park(primitive: &str) {
+        if !may_park() {
+            abort_reentry(primitive);
+        }
+    }
+
+    #[cold]
+    fn abort_reentry(what: &str) -> ! {
+        // No allocation: a fixed message on stderr, then abort.
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(b"syncprof: ");
+        let _ = err.write_all(what.as_bytes());
+        let _ = err.write_all(
+            b" cannot wait inside parking_lot_core (used from a #[global_allocator]?); \
+              only Mutex and RwLock are allocator-safe. Aborting.\n",
+        );
+        std::process::abort()
+    }
+
+    /// Postpones waking the waiters parked on `key` (`all` of them, or one)
+    /// until this thread leaves `parking_lot_core`. The caller has already
+    /// released its lock. Aborts (with a message) rather than lose a wake-up
+    /// when more than [`MAX_DEFERRED`] distinct queues are pending.
+    pub(crate) fn defer_wake(key: usize, all: bool) {
+        let work = Deferred { key, all };
+        let stored = DEFERRED.try_with(|cell| {
+            let mut queue = cell.get();
+            if let Some(same) = queue.iter_mut().flatten().find(|d| d.key == key) {
+                same.all |= all;
                 cell.set(queue);
-                true
-            })
-            .unwrap_or(false)
+                return true;
+            }
+            let Some(free) = queue.iter_mut().find(|slot| slot.is_none()) else {
+                return false;
+            };
+            *free = Some(work);
+            cell.set(queue);
+            true
+        });
+        if stored != Ok(true) {
+            abort_reentry("an unlock with more queues to wake than the shim can defer");
+        }
     }
 
-    /// Runs the postponed wake-ups (outside `parking_lot_core`).
+    /// Runs the postponed wake-ups; the thread is outside `parking_lot_core`
+    /// or in a `before_sleep` callback.
     fn run_deferred() {
         loop {
             let Ok(next) = DEFERRED.try_with(|cell| {
@@ -248,60 +296,54 @@ mod reentrant {
             }) else {
                 return;
             };
-            match next {
-                None => return,
-                Some(Deferred::Unpark(key)) => {
-                    // SAFETY: `TOKEN_NORMAL` only asks the woken waiter to
-                    // compete again, which every lock waiter handles, even
-                    // one of another lock that reused the address.
-                    unsafe {
-                        unpark_filter(
-                            key,
-                            |_| parking_lot_core::FilterOp::Unpark,
-                            |_| TOKEN_NORMAL,
-                        )
-                    };
+            let Some(Deferred { key, all }) = next else {
+                return;
+            };
+            let mut first = true;
+            let filter = |_| {
+                if all || core::mem::take(&mut first) {
+                    FilterOp::Unpark
+                } else {
+                    FilterOp::Stop
                 }
-                // SAFETY: see `Deferred`: the lock is alive and in the state
-                // its unlock left it.
-                Some(Deferred::RwLockReadUnlock(lock)) => unsafe { (*lock).read_unlock_deferred() },
-                // SAFETY: as above; the write lock is still held for the
-                // unlocker.
-                Some(Deferred::RwLockWriteUnlock(lock)) => unsafe {
-                    (*lock).write_unlock_deferred()
-                },
-            }
+            };
+            // SAFETY: `TOKEN_NORMAL` only asks the woken waiters to compete
+            // again, which every waiter of every syncprof queue handles, even
+            // one of another lock that reused the address; the closures
+            // neither panic nor call into the parking lot.
+            unsafe { unpark_filter(key, filter, |_| crate::raw::mutex::TOKEN_NORMAL) };
         }
     }
 
-    /// Marks the thread inside `parking_lot_core` while alive; on leaving the
-    /// outermost call, runs what was postponed.
+    /// Marks the thread inside `parking_lot_core` while alive; on leaving,
+    /// restores the phase it found and, unless that was `Inside`, runs what
+    /// was postponed.
     struct Inside {
-        outermost: bool,
+        outer: Phase,
     }
 
     impl Inside {
         #[inline]
         fn enter() -> Inside {
-            let outermost = INSIDE
-                .try_with(|inside| !inside.replace(true))
-                .unwrap_or(false);
-            Inside { outermost }
+            let outer = phase();
+            set_phase(Phase::Inside);
+            Inside { outer }
         }
     }
 
     impl Drop for Inside {
         #[inline]
         fn drop(&mut self) {
-            if self.outermost {
-                let _ = INSIDE.try_with(|inside| inside.set(false));
+            set_phase(self.outer);
+            if self.outer != Phase::Inside {
                 run_deferred();
             }
         }
     }
 
-    /// `parking_lot_core::park`, re-entry aware: `before_sleep` (and the
-    /// sleep) run outside the flag, after the postponed wake-ups.
+    /// `parking_lot_core::park`, re-entry aware: only from outside
+    /// `parking_lot_core` (checked in debug builds); `before_sleep` runs in
+    /// the `BeforeSleep` phase, after the wake-ups postponed so far.
     ///
     /// # Safety
     ///
@@ -315,27 +357,25 @@ mod reentrant {
         park_token: ParkToken,
         timeout: Option<Instant>,
     ) -> ParkResult {
-        let inside = Inside::enter();
-        let outermost = inside.outermost;
+        debug_assert_eq!(
+            phase(),
+            Phase::Outside,
+            "syncprof: park entered from inside parking_lot_core on the same thread"
+        );
+        let _inside = Inside::enter();
         let before_sleep = || {
-            if outermost {
-                let _ = INSIDE.try_with(|inside| inside.set(false));
-                run_deferred();
-            }
+            set_phase(Phase::BeforeSleep);
+            run_deferred();
             before_sleep();
-            if outermost {
-                let _ = INSIDE.try_with(|inside| inside.set(true));
-            }
+            set_phase(Phase::Inside);
         };
         // SAFETY: forwarded; the wrapper around `before_sleep` only touches
-        // thread-locals and performs postponed unparks, which
-        // `before_sleep` may do.
-        unsafe {
-            parking_lot_core::park(key, validate, before_sleep, timed_out, park_token, timeout)
-        }
+        // thread-locals and unparks, which `before_sleep` may do.
+        unsafe { backend::park(key, validate, before_sleep, timed_out, park_token, timeout) }
     }
 
-    /// `parking_lot_core::unpark_filter`, re-entry aware.
+    /// `parking_lot_core::unpark_filter`, re-entry aware: never from inside
+    /// (checked in debug builds; callers check [`must_defer_wake`]).
     ///
     /// # Safety
     ///
@@ -343,24 +383,55 @@ mod reentrant {
     #[inline]
     pub(crate) unsafe fn unpark_filter(
         key: usize,
-        filter: impl FnMut(ParkToken) -> parking_lot_core::FilterOp,
+        filter: impl FnMut(ParkToken) -> FilterOp,
         callback: impl FnOnce(UnparkResult) -> UnparkToken,
     ) -> UnparkResult {
+        debug_assert_ne!(
+            phase(),
+            Phase::Inside,
+            "syncprof: unpark entered from inside parking_lot_core on the same thread"
+        );
         let _inside = Inside::enter();
         // SAFETY: forwarded.
-        unsafe { parking_lot_core::unpark_filter(key, filter, callback) }
+        unsafe { backend::unpark_filter(key, filter, callback) }
     }
 
-    /// `parking_lot_core::unpark_all`, re-entry aware.
+    /// `parking_lot_core::unpark_all`, re-entry aware (as [`unpark_filter`]).
     ///
     /// # Safety
     ///
     /// As `parking_lot_core::unpark_all`.
     #[inline]
     pub(crate) unsafe fn unpark_all(key: usize, token: UnparkToken) -> usize {
+        debug_assert_ne!(
+            phase(),
+            Phase::Inside,
+            "syncprof: unpark entered from inside parking_lot_core on the same thread"
+        );
         let _inside = Inside::enter();
         // SAFETY: forwarded.
-        unsafe { parking_lot_core::unpark_all(key, token) }
+        unsafe { backend::unpark_all(key, token) }
+    }
+
+    #[cfg(all(test, not(loom)))]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn phases_nest_and_restore() {
+            assert!(may_park() && !must_defer_wake());
+            {
+                let _a = Inside::enter();
+                assert!(!may_park() && must_defer_wake());
+                defer_wake(12345, false);
+                defer_wake(12345, true);
+                let _b = Inside::enter();
+                assert!(must_defer_wake());
+            }
+            assert!(may_park() && !must_defer_wake());
+            // The deferral ran (and found nobody parked on the key).
+            assert!(DEFERRED.with(Cell::get).iter().all(Option::is_none));
+        }
     }
 }
 
@@ -427,6 +498,25 @@ mod loom_park {
         static ref QUEUE: Mutex<Vec<Waiter>> = Mutex::new(Vec::new());
     }
 
+    /// The re-entry hook (a `fn()` as `usize`, 0 for none). A plain atomic:
+    /// set by a test before the model runs, never part of the modelled state.
+    static REENTRY_HOOK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    pub(crate) fn set_reentry_hook(hook: Option<fn()>) {
+        REENTRY_HOOK.store(hook.map_or(0, |f| f as usize), std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Runs the hook where `parking_lot_core` may allocate.
+    fn reentry_point() {
+        let hook = REENTRY_HOOK.load(std::sync::atomic::Ordering::SeqCst);
+        if hook != 0 {
+            // SAFETY: only `set_reentry_hook` stores non-zero values, each a
+            // `fn()` cast to `usize`.
+            let hook: fn() = unsafe { core::mem::transmute::<usize, fn()>(hook) };
+            hook();
+        }
+    }
+
     /// Threads queued in the model, on any key (for the loom tests).
     pub(crate) fn queued() -> usize {
         QUEUE.lock().unwrap().len()
@@ -449,6 +539,8 @@ mod loom_park {
             if !validate() {
                 return ParkResult::Invalid;
             }
+            // Registering the thread may allocate, under the bucket lock.
+            reentry_point();
             queue.push(Waiter {
                 key,
                 token: park_token,
@@ -483,6 +575,9 @@ mod loom_park {
         callback: impl FnOnce(UnparkResult) -> UnparkToken,
     ) -> UnparkResult {
         let mut queue = QUEUE.lock().unwrap();
+        // Finding the bucket (making the table) or spilling the list of
+        // threads to wake may allocate, under the bucket lock.
+        reentry_point();
         let mut result = UnparkResult::default();
         let mut woken = Vec::new();
         let mut i = 0;
