@@ -123,6 +123,19 @@ pub mod __loom {
         stub::now()
     }
 
+    /// Sets the fairness bound in logical ticks (`0` restores the default),
+    /// so that models reach starvation flags and hand-overs.
+    pub fn set_fair_ticks(ticks: usize) {
+        crate::raw::charge::set_fair_ticks(ticks);
+    }
+
+    /// Installs `hook` to run where `parking_lot_core` may allocate, with the
+    /// thread marked inside it: a model of a `#[global_allocator]` that takes
+    /// syncprof locks. `None` removes it.
+    pub fn set_reentry_hook(hook: Option<fn()>) {
+        crate::raw::shim::set_loom_reentry_hook(hook);
+    }
+
     /// (sum of mutex-profile delays, mutex events, block events).
     pub fn totals() -> (u64, u64, u64) {
         (

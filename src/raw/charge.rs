@@ -82,6 +82,13 @@ const ASSUMED_TICKS_PER_SECOND: f64 = 3e9;
 /// a constant, not lock state, and statics cannot hold loom atomics.
 static FAIR_TICKS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
 
+/// Sets the fairness bound in ticks (loom models use a tiny one, so that
+/// starvation and hand-over paths are explored).
+#[cfg(loom)]
+pub(crate) fn set_fair_ticks(ticks: usize) {
+    FAIR_TICKS.store(ticks, Relaxed);
+}
+
 /// The fairness bound in ticks. Never calibrates the clock (that sleeps).
 #[inline]
 pub(crate) fn fair_ticks() -> u64 {

@@ -249,7 +249,7 @@ impl RawMutex {
     #[cold]
     fn lock_spinning(&self) {
         while !self.try_lock() {
-            std::thread::yield_now();
+            shim::yield_now();
         }
     }
 

@@ -246,6 +246,8 @@ impl RawRwLock {
         let mut block: Option<profile::BlockWait> = None;
         // Where this waiter's next charge starts (see `RawMutex::lock_slow`).
         let mut wait_from = 0u64;
+        // A writer's park timed out at the fairness bound: it is starving.
+        let mut timed_out_once = false;
         let mut state = self.state.load(Relaxed);
         loop {
             let (free, next) = if writer {
@@ -281,7 +283,7 @@ impl RawRwLock {
                 wait_from = now;
                 now
             });
-            let starving = charge::starving(first, now);
+            let starving = timed_out_once || charge::starving(first, now);
             let flags = parked_bit | if starving { starving_bit } else { 0 };
             if state & flags != flags {
                 if let Err(actual) =
@@ -327,7 +329,8 @@ impl RawRwLock {
                         wait_from = tick;
                     }
                 }
-                ParkResult::Invalid | ParkResult::TimedOut => {}
+                ParkResult::TimedOut => timed_out_once = true,
+                ParkResult::Invalid => {}
             }
             spin.reset();
             state = self.state.load(Relaxed);
@@ -372,7 +375,7 @@ impl RawRwLock {
             if taken {
                 return;
             }
-            std::thread::yield_now();
+            shim::yield_now();
         }
     }
 

@@ -23,6 +23,13 @@ pub(crate) use parking_lot_core::{
     DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken,
 };
 
+/// Lets other threads run while a re-entered wait spins (loom's under loom,
+/// so that the model schedules the holder).
+#[cfg(not(loom))]
+pub(crate) use std::thread::yield_now;
+#[cfg(loom)]
+pub(crate) use loom::thread::yield_now;
+
 pub(crate) use self::reentry::{
     defer_wake, may_park, must_defer_wake, park, require_may_park, unpark_all, unpark_filter,
 };
@@ -124,14 +131,14 @@ pub(crate) mod profile {
     }
     pub(crate) fn record_mutex(
         delay: u64,
-        _woken: u64,
+        woken: u64,
         _kind: EventKind,
         _site: Option<LockSite>,
         _mark: StackMark,
     ) {
         assert!(delay < u64::MAX / 2, "negative charge {delay}");
         MUTEX_DELAY.fetch_add(delay, SeqCst);
-        MUTEX_EVENTS.fetch_add(1, SeqCst);
+        MUTEX_EVENTS.fetch_add(woken, SeqCst);
     }
     pub(crate) fn ticks_per_second_if_known() -> Option<f64> {
         Some(1e9)
@@ -203,12 +210,20 @@ mod reentry {
         all: bool,
     }
 
+    // Loom's `thread_local!` takes no `const` blocks.
+    #[cfg(not(loom))]
     thread_local! {
         /// Where this thread is.
         static PHASE: Cell<Phase> = const { Cell::new(Phase::Outside) };
         /// Postponed wake-ups, in order; `None` marks free entries.
         static DEFERRED: Cell<[Option<Deferred>; MAX_DEFERRED]> =
             const { Cell::new([None; MAX_DEFERRED]) };
+    }
+    #[cfg(loom)]
+    thread_local! {
+        static PHASE: Cell<Phase> = Cell::new(Phase::Outside);
+        static DEFERRED: Cell<[Option<Deferred>; MAX_DEFERRED]> =
+            Cell::new([None; MAX_DEFERRED]);
     }
 
     fn phase() -> Phase {
@@ -278,7 +293,7 @@ mod reentry {
             cell.set(queue);
             true
         });
-        if stored != Ok(true) {
+        if !matches!(stored, Ok(true)) {
             abort_reentry("an unlock with more queues to wake than the shim can defer");
         }
     }
@@ -357,7 +372,9 @@ mod reentry {
         park_token: ParkToken,
         timeout: Option<Instant>,
     ) -> ParkResult {
-        debug_assert_eq!(
+        // A real check (a thread-local read, on a path about to sleep): a
+        // second park on the same thread would corrupt `parking_lot_core`.
+        assert_eq!(
             phase(),
             Phase::Outside,
             "syncprof: park entered from inside parking_lot_core on the same thread"
