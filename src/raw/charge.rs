@@ -290,6 +290,74 @@ mod tests {
         assert_eq!(delay(u64::MAX, u64::MAX, 3), u64::MAX);
     }
 
+    /// Issue 11: a queued-at tick read on a CPU whose counter is ahead of
+    /// the unlocker's (skew of 1, 10, 10^6 ticks) waited 0, not the whole
+    /// counter since boot.
+    #[test]
+    fn skewed_ticks_charge_nothing() {
+        let now = 2_796_789_900_153u64;
+        for skew in [1u64, 10, 1_000_000] {
+            let ahead = now + skew;
+            let token = park_token(ahead, true, false);
+            assert_eq!(waited(token, now), 0, "skew {skew}");
+            assert_eq!(uncharged_wait(token, None, now), 0, "skew {skew}");
+            // A head and a tail both ahead, 5 more queued: still 0.
+            let scan = QueueScan {
+                head: Some(token),
+                now,
+                queued: 5,
+                tail: Some(token),
+            };
+            assert_eq!(scan.charge(None, now), 0, "skew {skew}");
+            // A wake token ahead of the woken thread's clock.
+            assert_eq!(woken_at(wake_token(ahead), now), Some(now), "skew {skew}");
+            // A `charged_until` set on a CPU ahead.
+            let c = ChargedUntil::new();
+            c.set(ahead);
+            let token = park_token(now - 1000, true, false);
+            assert_eq!(uncharged_wait(token, c.get(now), now), 0, "skew {skew}");
+            assert!(!starving(ahead, now));
+        }
+    }
+
+    proptest::proptest! {
+        /// A charge never exceeds (elapsed wall ticks + skew bound) x (N + 1),
+        /// whatever the order in which skewed CPUs read the ticks.
+        #[test]
+        fn charges_are_bounded_by_elapsed_time_under_skew(
+            start in 1u64..(1 << 60),
+            head_at in 0u64..1_000_000,
+            tail_after in 0u64..1_000_000,
+            charged_after in proptest::option::of(0u64..2_000_000),
+            elapsed in 0u64..3_000_000,
+            skews in proptest::array::uniform4(-1000i64..1000),
+            queued in 0u64..64,
+        ) {
+            const SKEW: u64 = 1000;
+            let skewed = |t: u64, s: i64| t.saturating_add_signed(s).max(1);
+            let head_tick = skewed(start + head_at, skews[0]);
+            let tail_tick = skewed(start + head_at + tail_after, skews[1]);
+            let now = skewed(start + elapsed, skews[2]);
+            let charged = charged_after.map(|c| {
+                let until = ChargedUntil::new();
+                until.set(skewed(start + c, skews[3]));
+                until.get(now).unwrap()
+            });
+            let scan = QueueScan {
+                head: Some(park_token(head_tick, true, false)),
+                now,
+                queued,
+                tail: (queued > 0).then(|| park_token(tail_tick, true, false)),
+            };
+            let charge = scan.charge(charged, now);
+            // Wall time the waiters can have waited: from the earliest
+            // queueing (the head) to the unlock, if the unlock came later.
+            let wall = elapsed.saturating_sub(head_at);
+            let bound = (wall + 2 * SKEW) * (queued + 1);
+            proptest::prop_assert!(charge <= bound, "charge {} > bound {}", charge, bound);
+        }
+    }
+
     #[test]
     fn charged_until_bounds_the_start() {
         let c = ChargedUntil::new();
