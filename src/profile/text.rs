@@ -71,6 +71,10 @@ impl Value {
     }
 }
 
+/// The address the text export gives a record that has none (the overflow
+/// record): Go's parser drops records without an address.
+const SENTINEL_ADDRESS: usize = 0x1;
+
 impl Profile {
     /// Writes the profile in Go's `debug=1` text layout, what
     /// `/debug/pprof/block?debug=1` and `/debug/pprof/mutex?debug=1` serve.
@@ -83,8 +87,10 @@ impl Profile {
     /// addresses those of the call instructions, as Go prints them) and a
     /// blank line. Cycles are clock ticks, as in Go; counts are rounded to
     /// integers. A stack cut at the depth limit ends with a
-    /// `syncprof::truncated` frame line, the overflow record has a single
-    /// `syncprof::overflow` frame line (both with address 0).
+    /// `syncprof::truncated` frame line (address 0); the overflow record,
+    /// which has no stack, gets the address `0x1` (Go's parser drops a
+    /// record without one) and a single `syncprof::overflow` frame line, so
+    /// that `go tool pprof` reads the same totals as from the pprof export.
     ///
     /// Go aligns the frame lines' columns with a tab writer; this writes one
     /// tab between columns, which every reader of the format (including
@@ -120,6 +126,12 @@ impl Profile {
             for addr in &record.addrs {
                 write!(w, " {addr:#x}")?;
             }
+            if record.addrs.is_empty() {
+                // Go's parser drops a record without an address: give the
+                // overflow record (the only one without) a sentinel, which
+                // no code has, so its totals survive.
+                write!(w, " {SENTINEL_ADDRESS:#x}")?;
+            }
             writeln!(w)?;
             for &addr in &record.addrs {
                 // An address's frame lines are the same in every record.
@@ -130,6 +142,8 @@ impl Profile {
                 w.write_all(lines.as_bytes())?;
             }
             if let Some(name) = record.synthetic_frame() {
+                // At the address of the "call" (return address - 1), as
+                // every frame line: 0, also for the sentinel.
                 writeln!(w, "#\t0x0\t{name}+0x0\t?:0")?;
             }
             writeln!(w)?;

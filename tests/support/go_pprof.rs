@@ -268,6 +268,11 @@ pub fn check_text_grammar(text: &str, mutex: bool) -> Vec<(u64, u64)> {
                     frame.contains("syncprof::truncated") || frame.contains("syncprof::overflow"),
                     "{frame:?}"
                 );
+                // The overflow record's sentinel address (0x1, "called"
+                // from 0x0).
+                if frame.contains("syncprof::overflow") && addrs == [1] {
+                    next_addr += 1;
+                }
                 continue;
             }
             if next_addr > 0 && addrs[next_addr - 1] - 1 == pc {
