@@ -672,6 +672,20 @@ pub mod __private {
         core::hint::black_box(buf.addrs().len())
     }
 
+    /// A blocking wait of `nanos` on the caller's stack, through the path a
+    /// lock's slow path takes (`begin_block_wait` before the park,
+    /// `end_block_wait` after): the stack is captured and its bucket made
+    /// ready at the start, published only if the wait is sampled.
+    #[inline(never)]
+    pub fn simulated_block_wait(kind: EventKind, nanos: u64) {
+        let mark = 0u8;
+        let mark = StackMark::of(core::hint::black_box(&mark));
+        if let Some(mut wait) = begin_block_wait(kind, None, mark) {
+            wait.start = clock::now().saturating_sub(clock::nanos_to_ticks(nanos));
+            end_block_wait(wait);
+        }
+    }
+
     /// Number of stacks in the global table (overflow records excluded).
     pub fn table_len() -> usize {
         table::global().len()
