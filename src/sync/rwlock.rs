@@ -17,16 +17,19 @@ use crate::raw::rwlock::RawRwLock;
 ///
 /// - **It records.** A [`read`](Self::read) or [`write`](Self::write) that
 ///   has to wait is one block-profile event (kind `rwlock_read` or
-///   `rwlock_write`); an unlock that hands the lock to waiting writers or
-///   readers is one mutex-profile event on the unlocker's stack (kind of the
-///   unlocking guard), charged with the waiters' delay (all woken readers
-///   exactly; a woken writer and the writers still queued by Go's N-waiter
-///   rule). Both carry `lock=<site of RwLock::new>`.
-/// - **Phase-fair**: a waiting writer stops new readers, so a stream of
-///   readers cannot starve it; a writer's unlock lets every waiting reader in
-///   before the next writer, so writers cannot starve readers either. A
-///   thread that takes a read lock it already holds while a writer waits
-///   deadlocks (`std` allows this to deadlock too).
+///   `rwlock_write`); an unlock that wakes waiting writers or readers is one
+///   mutex-profile event on the unlocker's stack (kind of the unlocking
+///   guard), charged with the waiters' delay (woken readers exactly; a woken
+///   writer and the writers still queued by Go's N-waiter rule). Both carry
+///   `lock=<site of RwLock::new>`.
+/// - **Throughput first, bounded waits**: as in `parking_lot`, an unlock
+///   releases the lock and wakes the waiters to compete for it. A waiter
+///   that has waited longer than ~0.5 ms raises a flag: a starving writer
+///   keeps new readers out (a writer blocked by readers wakes at that bound
+///   to raise it, so a continuous flood of readers cannot starve it), and
+///   starving readers keep new writers out. A thread that takes a read lock
+///   it already holds while a writer starves deadlocks (`std` allows this to
+///   deadlock too).
 ///
 /// # Poisoning
 ///
