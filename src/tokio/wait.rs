@@ -300,7 +300,9 @@ impl<F: Future> Future for Waited<'_, F> {
         // this reference; `inner` is not moved.
         let this = unsafe { self.get_unchecked_mut() };
         match (&result, &this.state) {
-            (Poll::Pending, State::Fresh) => {
+            // A `Pending` with the task's budget spent is tokio's
+            // cooperative yield (the primitive may well be free): not a wait.
+            (Poll::Pending, State::Fresh) if tokio::task::coop::has_budget_remaining() => {
                 this.first_pending(StackMark::of(black_box(&mark)));
                 keep_frame();
             }
