@@ -12,7 +12,7 @@ use core::ptr;
 use std::sync::Arc;
 
 use super::TryLockError;
-use super::wait::{Held, WaitQueue, Waited, blocking_slow};
+use super::wait::{assert_may_block, Held, WaitQueue, Waited, blocking_slow};
 use crate::profile::{EventKind, LockSite, keep_frame};
 
 type TokioGuard<'a> = tokio::sync::MutexGuard<'a, ()>;
@@ -224,7 +224,10 @@ impl<T: ?Sized> Mutex<T> {
     #[track_caller]
     pub fn blocking_lock(&self) -> MutexGuard<'_, T> {
         let guard = match self.lock.try_lock() {
-            Ok(guard) => guard,
+            Ok(guard) => {
+                assert_may_block();
+                guard
+            }
             Err(_) => {
                 let guard = blocking_slow(EventKind::AsyncMutex, self.site, Some(&self.queue), || {
                     self.lock.blocking_lock()

@@ -12,7 +12,7 @@ use core::ptr;
 use std::sync::Arc;
 
 use super::TryLockError;
-use super::wait::{Held, WaitQueue, Waited, blocking_slow};
+use super::wait::{assert_may_block, Held, WaitQueue, Waited, blocking_slow};
 use crate::profile::{EventKind, LockSite, keep_frame};
 
 type TokioRead<'a> = tokio::sync::RwLockReadGuard<'a, ()>;
@@ -244,7 +244,10 @@ impl<T: ?Sized> RwLock<T> {
     /// As tokio's, when it has to wait inside an asynchronous context.
     pub fn blocking_read(&self) -> RwLockReadGuard<'_, T> {
         let guard = match self.lock.try_read() {
-            Ok(guard) => guard,
+            Ok(guard) => {
+                assert_may_block();
+                guard
+            }
             Err(_) => {
                 let guard = blocking_slow(
                     EventKind::AsyncRwLockRead,
@@ -303,7 +306,10 @@ impl<T: ?Sized> RwLock<T> {
     /// As tokio's, when it has to wait inside an asynchronous context.
     pub fn blocking_write(&self) -> RwLockWriteGuard<'_, T> {
         let guard = match self.lock.try_write() {
-            Ok(guard) => guard,
+            Ok(guard) => {
+                assert_may_block();
+                guard
+            }
             Err(_) => {
                 let guard = blocking_slow(
                     EventKind::AsyncRwLockWrite,
@@ -505,7 +511,14 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     where
         F: FnOnce(&T) -> &U,
     {
-        RwLockReadGuard::map(this.downgrade(), f)
+        // `f` runs while the lock is still held exclusively (as tokio's).
+        let data = ptr::from_ref(f(&*this));
+        let read = ManuallyDrop::new(this.downgrade());
+        RwLockReadGuard {
+            held: take!(read.held),
+            data,
+            _marker: PhantomData,
+        }
     }
 
     /// [`downgrade_map`](Self::downgrade_map) when `f` may fail.
@@ -673,7 +686,14 @@ impl<T: ?Sized> OwnedRwLockWriteGuard<T> {
     where
         F: FnOnce(&T) -> &U,
     {
-        OwnedRwLockReadGuard::map(this.downgrade(), f)
+        // `f` runs while the lock is still held exclusively (as tokio's).
+        let data = ptr::from_ref(f(&*this));
+        let read = ManuallyDrop::new(this.downgrade());
+        OwnedRwLockReadGuard {
+            held: take!(read.held),
+            data,
+            lock: take!(read.lock),
+        }
     }
 
     /// [`downgrade_map`](Self::downgrade_map) when `f` may fail.

@@ -6,7 +6,7 @@ use core::panic::Location;
 use core::ptr;
 use std::sync::Arc;
 
-use super::wait::{Held, WaitQueue, Waited, blocking_slow, release_queued};
+use super::wait::{assert_may_block, Held, WaitQueue, Waited, blocking_slow, release_queued};
 use super::{AcquireError, TryAcquireError};
 use crate::profile::{EventKind, LockSite, keep_frame};
 
@@ -221,7 +221,10 @@ impl Semaphore {
     /// As tokio's, when it has to wait inside an asynchronous context.
     pub fn blocking_acquire_many(&self, n: u32) -> Result<SemaphorePermit<'_>, AcquireError> {
         let permit = match self.inner.try_acquire_many(n) {
-            Ok(permit) => permit,
+            Ok(permit) => {
+                assert_may_block();
+                permit
+            }
             Err(_) => {
                 let permit = blocking_slow(EventKind::Semaphore, self.site, Some(&self.queue), || {
                     self.inner.blocking_acquire_many(n)

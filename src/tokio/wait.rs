@@ -336,6 +336,18 @@ fn cancelled(queue: Option<&WaitQueue>, block: Option<profile::BlockWait>, ticke
     }
 }
 
+/// Panics, as tokio's `blocking_*` methods do, when the calling thread may
+/// not block (it is driving a runtime): called by the `blocking_*` methods
+/// that took their primitive without waiting, so that they panic exactly
+/// where tokio's would.
+#[inline]
+pub(crate) fn assert_may_block() {
+    /// Never holds a permit: acquiring none through tokio's blocking path
+    /// only runs tokio's check.
+    static PROBE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(0);
+    drop(PROBE.blocking_acquire_many(0));
+}
+
 /// A thread-blocking wait (`blocking_lock` and friends): `block` blocks the
 /// thread until it is let in; if it did not get in at once, the wait is one
 /// block-profile event on the caller's stack (a std-shaped wait: labelled
