@@ -12,7 +12,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn rounds() -> usize {
-    if std::env::args().any(|a| a == "--quick") { 3 } else { 9 }
+    if std::env::args().any(|a| a == "--quick") {
+        3
+    } else {
+        9
+    }
 }
 
 fn profiling(on: bool) {
@@ -44,7 +48,10 @@ fn calibrate(target: Duration) -> u64 {
 }
 
 fn current_thread() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 fn two_workers() -> tokio::runtime::Runtime {
@@ -184,8 +191,12 @@ fn main() {
         "8 tasks, 2 workers, one mutex, ~1 µs section (time per section)",
         [
             ("tokio::sync", &mut || contended_mutex!(tokio::sync, steps)),
-            ("syncprof off", &mut || contended_mutex!(syncprof::tokio, steps)),
-            ("syncprof on", &mut || contended_mutex!(syncprof::tokio, steps)),
+            ("syncprof off", &mut || {
+                contended_mutex!(syncprof::tokio, steps)
+            }),
+            ("syncprof on", &mut || {
+                contended_mutex!(syncprof::tokio, steps)
+            }),
         ],
     );
     compare(

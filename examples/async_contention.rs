@@ -83,7 +83,9 @@ async fn handler_loop(app: Arc<App>, id: u64, deadline: Instant) -> u64 {
     let mut served = 0;
     let mut key = id;
     while Instant::now() < deadline {
-        key = key.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        key = key
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         handle_request(&app, key % 256).await;
         served += 1;
     }
@@ -103,14 +105,21 @@ async fn metrics_task(mut rx: mpsc::Receiver<Duration>) -> Duration {
 }
 
 fn print_top(name: &str, profile: &Profile) {
-    println!("--- {name}: {} records, total {:?}", profile.records().len(), profile.total_delay());
+    println!(
+        "--- {name}: {} records, total {:?}",
+        profile.records().len(),
+        profile.total_delay()
+    );
     for record in profile.records().iter().take(3) {
         println!(
             "{:>10.1?} {:>7.0}x {:?} at {}",
             record.delay(),
             record.count(),
             record.event_kind(),
-            record.lock_site().map(|s| s.to_string()).unwrap_or_default()
+            record
+                .lock_site()
+                .map(|s| s.to_string())
+                .unwrap_or_default()
         );
     }
 }

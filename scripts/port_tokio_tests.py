@@ -55,7 +55,7 @@ def port(src: Path, name: str, version: str) -> str:
 //! `tokio::sync` and `syncprof::tokio`, on the current-thread and the
 //! multi-thread runtime. Do not edit by hand.
 #![cfg(feature = "tokio")]
-#![allow(clippy::all, unused_imports, unused_variables, unused_mut, dead_code)]
+#![allow(clippy::all, unused_imports, unused_variables, unused_mut, unused_must_use, dead_code)]
 
 macro_rules! ported {{
     ($flavor:meta, $($sync:ident)::+) => {{

@@ -43,7 +43,7 @@ impl Drop for Rates {
 
 type Site = &'static Location<'static>;
 
-fn mine<'p>(window: &'p Profile, site: Site) -> Vec<&'p Record> {
+fn mine(window: &Profile, site: Site) -> Vec<&Record> {
     window
         .records()
         .iter()
@@ -82,17 +82,17 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn ratio_in(name: &str, ratio: f64, range: std::ops::RangeInclusive<f64>) {
-    assert!(range.contains(&ratio), "{name} = {ratio:.3}, not in {range:?}");
+    assert!(
+        range.contains(&ratio),
+        "{name} = {ratio:.3}, not in {range:?}"
+    );
 }
 
 // ---------------------------------------------------------------- mutex
 
 #[track_caller]
 fn new_mutex() -> (Arc<syncprof::tokio::Mutex<u64>>, Site) {
-    (
-        Arc::new(syncprof::tokio::Mutex::new(0)),
-        Location::caller(),
-    )
+    (Arc::new(syncprof::tokio::Mutex::new(0)), Location::caller())
 }
 
 #[inline(never)]
@@ -161,14 +161,21 @@ fn async_mutex_held_200ms_across_an_await_with_six_queued_tasks() {
         let each = record.delay().as_secs_f64() / record.count();
         ratio_in("wait per waiter / 200 ms", each / 0.2, 0.8..=1.3);
     }
-    ratio_in("block delay / measured waits", total_secs(&blocks) / waited, 0.8..=1.3);
+    ratio_in(
+        "block delay / measured waits",
+        total_secs(&blocks) / waited,
+        0.8..=1.3,
+    );
     // The leaf is the public `lock` (its async body), not a profiler frame.
     let leaf = frames(blocks[0]);
     assert!(
         leaf[0].contains("syncprof::tokio::mutex::Mutex<") && leaf[0].contains("lock"),
         "{leaf:#?}"
     );
-    assert!(!leaf.iter().any(|f| f.contains("syncprof::profile")), "{leaf:#?}");
+    assert!(
+        !leaf.iter().any(|f| f.contains("syncprof::profile")),
+        "{leaf:#?}"
+    );
 
     let charges = profile::mutex().delta(&mutex0);
     let charges = mine(&charges, site);
@@ -179,8 +186,16 @@ fn async_mutex_held_200ms_across_an_await_with_six_queued_tasks() {
         .filter(|r| mentions(r, "hold_across_await"))
         .map(|r| r.delay().as_secs_f64())
         .sum();
-    ratio_in("holder's share of the mutex delay", holder / total, 0.85..=1.0);
-    assert!(charges.iter().all(|r| r.event_kind() == Some(EventKind::AsyncMutex)));
+    ratio_in(
+        "holder's share of the mutex delay",
+        holder / total,
+        0.85..=1.0,
+    );
+    assert!(
+        charges
+            .iter()
+            .all(|r| r.event_kind() == Some(EventKind::AsyncMutex))
+    );
 }
 
 #[test]
@@ -239,14 +254,26 @@ fn semaphore_of_two_permits_with_eight_tasks() {
     let blocks = mine(&blocks, site);
     let count: f64 = blocks.iter().map(|r| r.count()).sum();
     assert_eq!(count, 6.0, "{blocks:#?}");
-    assert!(blocks.iter().all(|r| r.event_kind() == Some(EventKind::Semaphore)));
+    assert!(
+        blocks
+            .iter()
+            .all(|r| r.event_kind() == Some(EventKind::Semaphore))
+    );
     assert!(blocks.iter().all(|r| mentions(r, "use_a_slot")));
-    ratio_in("block delay / measured waits", total_secs(&blocks) / waited, 0.8..=1.3);
+    ratio_in(
+        "block delay / measured waits",
+        total_secs(&blocks) / waited,
+        0.8..=1.3,
+    );
 
     let charges = profile::mutex().delta(&mutex0);
     let charges = mine(&charges, site);
     assert!(charges.iter().all(|r| mentions(r, "use_a_slot")));
-    ratio_in("mutex delay / measured waits", total_secs(&charges) / waited, 0.8..=1.2);
+    ratio_in(
+        "mutex delay / measured waits",
+        total_secs(&charges) / waited,
+        0.8..=1.2,
+    );
 }
 
 // -------------------------------------------------------------- channel
@@ -291,11 +318,21 @@ fn bounded_channel_with_a_slow_consumer() {
         .filter(|r| mentions(r, "fast_producer"))
         .collect();
     assert!(!sends.is_empty());
-    let sites: Vec<_> = sends.iter().map(|r| r.lock_site().unwrap().line()).collect();
-    assert!(sites.iter().all(|&l| l == sites[0]), "one channel site: {sites:?}");
+    let sites: Vec<_> = sends
+        .iter()
+        .map(|r| r.lock_site().unwrap().line())
+        .collect();
+    assert!(
+        sites.iter().all(|&l| l == sites[0]),
+        "one channel site: {sites:?}"
+    );
     // The producer waits ~40 ms for each of its last sends.
     ratio_in("measured send waits / 160 ms", waited / 0.16, 0.8..=1.5);
-    ratio_in("send-wait delay / measured", total_secs(&sends) / waited, 0.8..=1.3);
+    ratio_in(
+        "send-wait delay / measured",
+        total_secs(&sends) / waited,
+        0.8..=1.3,
+    );
 }
 
 // ------------------------------------------------------------ cancelled
@@ -336,8 +373,16 @@ fn a_wait_cancelled_by_a_timeout_is_recorded_as_cancelled() {
         vec![("cancelled", "true")]
     );
     assert_eq!(blocks[0].count(), 1.0);
-    assert!(mentions(blocks[0], "give_up_after"), "{:#?}", frames(blocks[0]));
-    ratio_in("cancelled delay / measured", total_secs(&blocks) / waited, 0.8..=1.3);
+    assert!(
+        mentions(blocks[0], "give_up_after"),
+        "{:#?}",
+        frames(blocks[0])
+    );
+    ratio_in(
+        "cancelled delay / measured",
+        total_secs(&blocks) / waited,
+        0.8..=1.3,
+    );
     // It left the queue: the holder's release charges nobody.
     assert!(mine(&profile::mutex().delta(&mutex0), site).is_empty());
 }

@@ -4,7 +4,14 @@
 //! `tokio::sync` and `syncprof::tokio`, on the current-thread and the
 //! multi-thread runtime. Do not edit by hand.
 #![cfg(feature = "tokio")]
-#![allow(clippy::all, unused_imports, unused_variables, unused_mut, dead_code)]
+#![allow(
+    clippy::all,
+    unused_imports,
+    unused_variables,
+    unused_mut,
+    unused_must_use,
+    dead_code
+)]
 
 macro_rules! ported {
     ($flavor:meta, $($sync:ident)::+) => {
@@ -1891,7 +1898,10 @@ mod tokio_sync_current_thread {
 }
 
 mod tokio_sync_multi_thread {
-    ported!(tokio::test(flavor = "multi_thread", worker_threads = 2), tokio::sync);
+    ported!(
+        tokio::test(flavor = "multi_thread", worker_threads = 2),
+        tokio::sync
+    );
 }
 
 mod syncprof_current_thread {
@@ -1899,5 +1909,8 @@ mod syncprof_current_thread {
 }
 
 mod syncprof_multi_thread {
-    ported!(tokio::test(flavor = "multi_thread", worker_threads = 2), syncprof::tokio);
+    ported!(
+        tokio::test(flavor = "multi_thread", worker_threads = 2),
+        syncprof::tokio
+    );
 }

@@ -117,7 +117,11 @@ impl<T> Sender<T> {
     /// # Errors
     ///
     /// [`SendTimeoutError`] with the value.
-    pub async fn send_timeout(&self, value: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
+    pub async fn send_timeout(
+        &self,
+        value: T,
+        timeout: Duration,
+    ) -> Result<(), SendTimeoutError<T>> {
         Waited::new(
             self.inner.send_timeout(value, timeout),
             EventKind::AsyncChanSend,

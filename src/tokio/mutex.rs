@@ -12,7 +12,7 @@ use core::ptr;
 use std::sync::Arc;
 
 use super::TryLockError;
-use super::wait::{assert_may_block, Held, WaitQueue, Waited, blocking_slow};
+use super::wait::{Held, WaitQueue, Waited, assert_may_block, blocking_slow};
 use crate::profile::{EventKind, LockSite, keep_frame};
 
 type TokioGuard<'a> = tokio::sync::MutexGuard<'a, ()>;
@@ -129,10 +129,7 @@ pub struct OwnedMappedMutexGuard<T: ?Sized, U: ?Sized = T> {
 }
 
 // SAFETY: tokio's bounds: the guard stands for `&mut U` and keeps `Arc<Mutex<T>>`.
-unsafe impl<T: ?Sized + Send + Sync, U: ?Sized + Send + Sync> Sync
-    for OwnedMappedMutexGuard<T, U>
-{
-}
+unsafe impl<T: ?Sized + Send + Sync, U: ?Sized + Send + Sync> Sync for OwnedMappedMutexGuard<T, U> {}
 // SAFETY: as above.
 unsafe impl<T: ?Sized + Send, U: ?Sized + Send> Send for OwnedMappedMutexGuard<T, U> {}
 
@@ -229,9 +226,10 @@ impl<T: ?Sized> Mutex<T> {
                 guard
             }
             Err(_) => {
-                let guard = blocking_slow(EventKind::AsyncMutex, self.site, Some(&self.queue), || {
-                    self.lock.blocking_lock()
-                });
+                let guard =
+                    blocking_slow(EventKind::AsyncMutex, self.site, Some(&self.queue), || {
+                        self.lock.blocking_lock()
+                    });
                 keep_frame();
                 guard
             }
@@ -418,8 +416,7 @@ impl<'a, T: ?Sized> MutexGuard<'a, T> {
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: released once, here.
-        unsafe { self.held.release() };
+        super::wait::release_held!(self.held);
     }
 }
 
@@ -493,8 +490,7 @@ impl<T: ?Sized> OwnedMutexGuard<T> {
 impl<T: ?Sized> Drop for OwnedMutexGuard<T> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: released once, here, before `lock` is dropped.
-        unsafe { self.held.release() };
+        super::wait::release_held!(self.held);
     }
 }
 
@@ -569,8 +565,7 @@ impl<'a, T: ?Sized> MappedMutexGuard<'a, T> {
 impl<T: ?Sized> Drop for MappedMutexGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: released once, here.
-        unsafe { self.held.release() };
+        super::wait::release_held!(self.held);
     }
 }
 
@@ -623,10 +618,7 @@ impl<T: ?Sized, U: ?Sized> OwnedMappedMutexGuard<T, U> {
     /// # Errors
     ///
     /// The original guard, when `f` returns `None`.
-    pub fn try_map<S: ?Sized, F>(
-        mut this: Self,
-        f: F,
-    ) -> Result<OwnedMappedMutexGuard<T, S>, Self>
+    pub fn try_map<S: ?Sized, F>(mut this: Self, f: F) -> Result<OwnedMappedMutexGuard<T, S>, Self>
     where
         F: FnOnce(&mut U) -> Option<&mut S>,
     {
@@ -647,8 +639,7 @@ impl<T: ?Sized, U: ?Sized> OwnedMappedMutexGuard<T, U> {
 impl<T: ?Sized, U: ?Sized> Drop for OwnedMappedMutexGuard<T, U> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: released once, here, before `lock` is dropped.
-        unsafe { self.held.release() };
+        super::wait::release_held!(self.held);
     }
 }
 

@@ -96,7 +96,9 @@ impl fmt::Debug for Notify {
 }
 
 impl<'a> Notified<'a> {
-    fn waited(self: Pin<&mut Self>) -> Pin<&mut Waited<'static, tokio::sync::futures::Notified<'a>>> {
+    fn waited(
+        self: Pin<&mut Self>,
+    ) -> Pin<&mut Waited<'static, tokio::sync::futures::Notified<'a>>> {
         // SAFETY: `inner` is structurally pinned: never moved out of a
         // pinned `Notified` (which is `Unpin` only when `inner` is).
         unsafe { self.map_unchecked_mut(|n| &mut n.inner) }

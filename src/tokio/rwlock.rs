@@ -12,7 +12,7 @@ use core::ptr;
 use std::sync::Arc;
 
 use super::TryLockError;
-use super::wait::{assert_may_block, Held, WaitQueue, Waited, blocking_slow};
+use super::wait::{Held, WaitQueue, Waited, assert_may_block, blocking_slow};
 use crate::profile::{EventKind, LockSite, keep_frame};
 
 type TokioRead<'a> = tokio::sync::RwLockReadGuard<'a, ()>;
@@ -112,8 +112,9 @@ pub struct OwnedRwLockMappedWriteGuard<T: ?Sized, U: ?Sized = T> {
     lock: Arc<RwLock<T>>,
 }
 
-// SAFETY (all below): tokio's bounds for the same guards: a read guard stands
-// for `&T`, a write guard for `&mut T`; owned guards also keep the `Arc`.
+// Tokio's bounds for the same guards: a read guard stands for `&T`, a write
+// guard for `&mut T`; owned guards also keep the `Arc`.
+// SAFETY: see above.
 unsafe impl<T: ?Sized + Sync> Send for RwLockReadGuard<'_, T> {}
 // SAFETY: see above.
 unsafe impl<T: ?Sized + Sync> Sync for RwLockReadGuard<'_, T> {}
@@ -776,8 +777,7 @@ macro_rules! guard_impls {
         impl<$($gen)*> Drop for $guard {
             #[inline]
             fn drop(&mut self) {
-                // SAFETY: released once, here, before any field is dropped.
-                unsafe { self.held.release() };
+                super::wait::release_held!(self.held);
             }
         }
 

@@ -6,7 +6,7 @@ use core::panic::Location;
 use core::ptr;
 use std::sync::Arc;
 
-use super::wait::{assert_may_block, Held, WaitQueue, Waited, blocking_slow, release_queued};
+use super::wait::{Held, WaitQueue, Waited, assert_may_block, blocking_slow, release_queued};
 use super::{AcquireError, TryAcquireError};
 use crate::profile::{EventKind, LockSite, keep_frame};
 
@@ -226,9 +226,10 @@ impl Semaphore {
                 permit
             }
             Err(_) => {
-                let permit = blocking_slow(EventKind::Semaphore, self.site, Some(&self.queue), || {
-                    self.inner.blocking_acquire_many(n)
-                });
+                let permit =
+                    blocking_slow(EventKind::Semaphore, self.site, Some(&self.queue), || {
+                        self.inner.blocking_acquire_many(n)
+                    });
                 keep_frame();
                 permit?
             }
@@ -375,8 +376,7 @@ impl<'a> SemaphorePermit<'a> {
 impl Drop for SemaphorePermit<'_> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: released once, here.
-        unsafe { self.held.release() };
+        super::wait::release_held!(self.held);
     }
 }
 
@@ -439,8 +439,7 @@ impl OwnedSemaphorePermit {
 impl Drop for OwnedSemaphorePermit {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: released once, here, before `sem` is dropped.
-        unsafe { self.held.release() };
+        super::wait::release_held!(self.held);
     }
 }
 

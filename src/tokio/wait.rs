@@ -119,6 +119,12 @@ pub(crate) fn release_queued(
     kind: EventKind,
     site: LockSite,
 ) {
+    release_queued_here(queue, release, kind, site);
+}
+
+/// [`release_queued`]'s body, marking the frame it is inlined into.
+#[inline(always)]
+fn release_queued_here(queue: &WaitQueue, release: impl FnOnce(), kind: EventKind, site: LockSite) {
     let mark = 0u8;
     let mark = StackMark::of(black_box(&mark));
     let charge = if profile::mutex_profiling_on() {
@@ -178,25 +184,57 @@ impl<'q, G> Held<'q, G> {
         ManuallyDrop::into_inner(self.guard)
     }
 
-    /// Drops the tokio guard; with tasks queued, charges the mutex profile on
-    /// the caller's stack.
+    /// Whether releasing now must charge (tasks are queued).
+    #[inline(always)]
+    pub(crate) fn has_waiters(&self) -> bool {
+        self.queue.has_waiters()
+    }
+
+    /// Drops the tokio guard, charging nothing.
     ///
     /// # Safety
     ///
-    /// Called at most once, and the guard is not used afterwards.
+    /// Called at most once (this or [`release_contended`](Self::release_contended)),
+    /// and the guard is not used afterwards.
     #[inline(always)]
-    pub(crate) unsafe fn release(&mut self) {
+    pub(crate) unsafe fn release_now(&mut self) {
+        // SAFETY: our caller releases once and never touches the guard again.
+        unsafe { ManuallyDrop::drop(&mut self.guard) };
+    }
+
+    /// Drops the tokio guard with tasks queued and charges the mutex profile
+    /// on the caller's stack (see [`release_queued`]).
+    ///
+    /// # Safety
+    ///
+    /// As [`release_now`](Self::release_now).
+    #[cold]
+    #[inline(never)]
+    pub(crate) unsafe fn release_contended(&mut self) {
         let guard = &mut self.guard;
         // SAFETY: our caller releases once and never touches the guard again.
-        let mut release = || unsafe { ManuallyDrop::drop(guard) };
-        if self.queue.has_waiters() {
-            release_queued(self.queue, release, self.kind, self.site);
-            keep_frame();
-        } else {
-            release();
-        }
+        let release = || unsafe { ManuallyDrop::drop(guard) };
+        release_queued_here(self.queue, release, self.kind, self.site);
     }
 }
+
+/// Releases a guard's [`Held`] from the guard's `drop`, so that the call to
+/// the marked slow path sits in that `drop` (the mutex profile's leaf) and
+/// not in an inlined helper of ours.
+macro_rules! release_held {
+    ($held:expr) => {{
+        let held = &mut $held;
+        if held.has_waiters() {
+            // SAFETY: the guard's `drop` releases once, before its fields go.
+            unsafe { held.release_contended() };
+            $crate::profile::keep_frame();
+        } else {
+            // SAFETY: as above.
+            unsafe { held.release_now() };
+        }
+    }};
+}
+pub(crate) use release_held;
 
 /// What a [`Waited`] knows about its wait so far.
 enum State {
@@ -275,8 +313,7 @@ impl<'q, F: Future> Waited<'q, F> {
     #[cold]
     #[inline(never)]
     fn ready_after_wait(&mut self) {
-        if let State::Waiting { block, ticket } = core::mem::replace(&mut self.state, State::Done)
-        {
+        if let State::Waiting { block, ticket } = core::mem::replace(&mut self.state, State::Done) {
             if let Some(block) = block {
                 profile::end_block_wait(block);
             }
@@ -316,8 +353,7 @@ impl<F: Future> Future for Waited<'_, F> {
 
 impl<F> Drop for Waited<'_, F> {
     fn drop(&mut self) {
-        if let State::Waiting { block, ticket } = core::mem::replace(&mut self.state, State::Done)
-        {
+        if let State::Waiting { block, ticket } = core::mem::replace(&mut self.state, State::Done) {
             cancelled(self.queue, block, ticket);
         }
     }
