@@ -59,6 +59,9 @@
 //! - With feature `http`, [`http::serve`]: Go's `/debug/pprof/block` and
 //!   `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
 //!   profilers. With feature `flamegraph`, SVG flame graphs.
+//! - With feature `tokio`, [`tokio`](mod@tokio): `tokio::sync`'s `Mutex`,
+//!   `RwLock`, `Semaphore`, `Notify`, `Barrier` and `mpsc`, recording async
+//!   waits on the task's stack and charging releases to the mutex profile.
 //!
 //! # Cost
 //!
@@ -81,6 +84,9 @@ pub use sync::mpsc;
 
 #[cfg(feature = "http")]
 pub mod http;
+
+#[cfg(feature = "tokio")]
+pub mod tokio;
 
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
 

@@ -86,11 +86,33 @@ pub enum EventKind {
     ChanSend = 5,
     /// `Receiver::recv*` on an empty channel.
     ChanRecv = 6,
+    /// `syncprof::tokio::Mutex::lock().await` (and its owned and blocking
+    /// forms), or an async mutex guard drop that let a queued task in.
+    AsyncMutex = 7,
+    /// `syncprof::tokio::RwLock::read().await` (and its forms), or a read
+    /// guard drop with tasks queued.
+    AsyncRwLockRead = 8,
+    /// `syncprof::tokio::RwLock::write().await` (and its forms), or a write
+    /// guard drop with tasks queued.
+    AsyncRwLockWrite = 9,
+    /// `syncprof::tokio::Semaphore::acquire*().await`, or a permit release
+    /// with tasks queued.
+    Semaphore = 10,
+    /// `syncprof::tokio::Notify::notified().await`.
+    Notify = 11,
+    /// `syncprof::tokio::Barrier::wait().await`.
+    AsyncBarrier = 12,
+    /// A `syncprof::tokio::sync::mpsc` send (or `reserve`) on a full channel.
+    AsyncChanSend = 13,
+    /// A `syncprof::tokio::sync::mpsc` receive on an empty channel.
+    AsyncChanRecv = 14,
 }
 
 impl EventKind {
     /// The label value: `mutex`, `rwlock_read`, `rwlock_write`, `condvar`,
-    /// `barrier`, `chan_send` or `chan_recv`.
+    /// `barrier`, `chan_send`, `chan_recv`, and for the async primitives
+    /// `async_mutex`, `async_rwlock_read`, `async_rwlock_write`, `semaphore`,
+    /// `notify`, `async_barrier`, `async_chan_send`, `async_chan_recv`.
     pub fn label(self) -> &'static str {
         match self {
             EventKind::Mutex => "mutex",
@@ -100,6 +122,14 @@ impl EventKind {
             EventKind::Barrier => "barrier",
             EventKind::ChanSend => "chan_send",
             EventKind::ChanRecv => "chan_recv",
+            EventKind::AsyncMutex => "async_mutex",
+            EventKind::AsyncRwLockRead => "async_rwlock_read",
+            EventKind::AsyncRwLockWrite => "async_rwlock_write",
+            EventKind::Semaphore => "semaphore",
+            EventKind::Notify => "notify",
+            EventKind::AsyncBarrier => "async_barrier",
+            EventKind::AsyncChanSend => "async_chan_send",
+            EventKind::AsyncChanRecv => "async_chan_recv",
         }
     }
 }
@@ -108,6 +138,70 @@ impl fmt::Display for EventKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.label())
     }
+}
+
+/// Boolean labels of an event: a small bitset in the bucket key, each bit
+/// exported as a pprof string label `name=true` on the samples that have it.
+/// Generic on purpose (a later label-set feature subsumes it); today:
+///
+/// - `cancelled`: an async wait whose future was dropped before it was ready
+///   (a `tokio::time::timeout` or a `select!` that took another branch); its
+///   delay is the time it waited.
+/// - `blocking_in_async`: a thread-blocking wait on a thread that was running
+///   a tokio runtime worker (feature `tokio`): it stalled every task of that
+///   worker.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Flags(u8);
+
+impl Flags {
+    /// No label.
+    pub(crate) const NONE: Flags = Flags(0);
+    /// `cancelled=true`.
+    pub(crate) const CANCELLED: Flags = Flags(1);
+    /// `blocking_in_async=true`.
+    pub(crate) const BLOCKING_IN_ASYNC: Flags = Flags(2);
+    /// Every flag and its label name, in export order.
+    const NAMES: [(Flags, &'static str); 2] = [
+        (Flags::CANCELLED, "cancelled"),
+        (Flags::BLOCKING_IN_ASYNC, "blocking_in_async"),
+    ];
+
+    /// The raw bits (for hashing).
+    pub(crate) fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// Whether every bit of `other` is set here.
+    pub(crate) fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Both sets of bits.
+    pub(crate) fn with(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+
+    /// The label names of the bits set, in export order.
+    pub(crate) fn names(self) -> impl Iterator<Item = &'static str> {
+        Flags::NAMES
+            .into_iter()
+            .filter(move |&(flag, _)| self.contains(flag))
+            .map(|(_, name)| name)
+    }
+}
+
+/// The flags a thread-blocking wait starting now on this thread gets:
+/// `blocking_in_async` when the thread is a tokio runtime worker (the
+/// multi-thread runtime's workers, or the thread driving a current-thread
+/// runtime; not `spawn_blocking`'s threads, nor a plain thread). One
+/// thread-local read; called on slow paths only.
+#[inline]
+fn thread_blocking_flags() -> Flags {
+    #[cfg(feature = "tokio")]
+    if ::tokio::runtime::worker_index().is_some() {
+        return Flags::BLOCKING_IN_ASYNC;
+    }
+    Flags::NONE
 }
 
 thread_local! {
@@ -183,7 +277,8 @@ pub(crate) fn record_block_cycles(
     let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) else {
         return;
     };
-    record(ProfileKind::Block, kind, site, mark, weight);
+    let flags = thread_blocking_flags();
+    record(ProfileKind::Block, kind, site, flags, mark, weight);
 }
 
 /// A blocking wait in progress whose stack was captured before the thread
@@ -199,6 +294,16 @@ pub(crate) struct BlockWait {
     /// the table) that is published only if the wait is sampled: a bucket
     /// exists only for a recorded event.
     bucket: table::Prepared<'static>,
+}
+
+impl BlockWait {
+    /// The prepared bucket itself (published or not).
+    fn bucket(&self) -> &table::Bucket {
+        match &self.bucket {
+            table::Prepared::Found(bucket) => bucket,
+            table::Prepared::New(bucket) => bucket,
+        }
+    }
 }
 
 thread_local! {
@@ -222,6 +327,9 @@ fn keep_spare(bucket: Box<table::Bucket>) {
 /// thread is already inside the profiler). Call it when the thread has
 /// decided to park, before it parks: it may allocate (a new stack's bucket,
 /// made ready but not yet in the table).
+///
+/// A wait on a thread that runs a tokio worker is labelled
+/// `blocking_in_async` (see [`Flags`]).
 #[cold]
 #[inline(never)]
 pub(crate) fn begin_block_wait(
@@ -232,6 +340,33 @@ pub(crate) fn begin_block_wait(
     if rate::block_rate_ticks() == 0 {
         return None;
     }
+    begin_wait(kind, site, thread_blocking_flags(), mark)
+}
+
+/// [`begin_block_wait`] for an async wait (a future's first `Pending`
+/// poll): the same, without the `blocking_in_async` check (a task's wait
+/// parks no thread).
+#[cold]
+#[inline(never)]
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+pub(crate) fn begin_async_wait(
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+) -> Option<BlockWait> {
+    if rate::block_rate_ticks() == 0 {
+        return None;
+    }
+    begin_wait(kind, site, Flags::NONE, mark)
+}
+
+#[inline(always)]
+fn begin_wait(
+    kind: EventKind,
+    site: Option<LockSite>,
+    flags: Flags,
+    mark: StackMark,
+) -> Option<BlockWait> {
     let start = clock::now();
     let _busy = Recording::enter()?;
     // Free what an earlier unsampled wait left, here, outside any lock.
@@ -244,10 +379,50 @@ pub(crate) fn begin_block_wait(
         ProfileKind::Block,
         kind,
         site,
+        flags,
         stack.addrs(),
         stack.truncated(),
     );
     Some(BlockWait { start, bucket })
+}
+
+/// Ends a wait begun by [`begin_block_wait`] or [`begin_async_wait`] that
+/// was given up before it was over (an async wait's future dropped while
+/// `Pending`): records the time it waited, sampled at the current block rate,
+/// on the same stack, labelled `cancelled` (see [`Flags`]). May allocate (the
+/// labelled stack's bucket): call it where the waiter holds nothing.
+#[cold]
+#[inline(never)]
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+pub(crate) fn cancel_block_wait(wait: BlockWait) {
+    let cycles = clock::elapsed(wait.start, clock::now());
+    let rate = rate::block_rate_ticks();
+    let Some(_busy) = Recording::enter() else {
+        return;
+    };
+    if rate == 0 {
+        return;
+    }
+    let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) else {
+        return;
+    };
+    let waited = wait.bucket();
+    let Some(event) = waited.event else {
+        // The overflow bucket (table full): no stack to label.
+        table::global()
+            .overflow_bucket(ProfileKind::Block)
+            .add(weight);
+        return;
+    };
+    table::global().add_flagged(
+        ProfileKind::Block,
+        event,
+        waited.site,
+        waited.flags.with(Flags::CANCELLED),
+        &waited.addrs,
+        waited.truncated,
+        weight,
+    );
 }
 
 /// Ends a wait begun by [`begin_block_wait`]: the whole wait, however many
@@ -310,7 +485,7 @@ pub(crate) fn record_mutex(
     let Some(weight) = rate::with_rng(|rng| rate::sample_mutex(delay, woken, fraction, rng)) else {
         return;
     };
-    record(ProfileKind::Mutex, kind, site, mark, weight);
+    record(ProfileKind::Mutex, kind, site, Flags::NONE, mark, weight);
 }
 
 #[inline(always)]
@@ -318,15 +493,17 @@ fn record(
     profile: ProfileKind,
     kind: EventKind,
     site: Option<LockSite>,
+    flags: Flags,
     mark: StackMark,
     weight: rate::Weight,
 ) {
     let mut stack = stack::StackBuf::new();
     stack::capture(mark, rate::stack_depth(), &mut stack);
-    table::global().add(
+    table::global().add_flagged(
         profile,
         kind,
         site,
+        flags,
         stack.addrs(),
         stack.truncated(),
         weight,
@@ -383,12 +560,15 @@ pub struct Record {
     truncated: bool,
     event: Option<EventKind>,
     site: Option<LockSite>,
+    flags: Flags,
 }
 
-/// What identifies a record across snapshots: kind, site, truncation, stack.
+/// What identifies a record across snapshots: kind, site, flags, truncation,
+/// stack.
 type RecordKey<'a> = (
     Option<EventKind>,
     Option<(&'a str, u32, u32)>,
+    Flags,
     bool,
     &'a [usize],
 );
@@ -442,10 +622,31 @@ impl Record {
         self.site
     }
 
+    /// Whether these are async waits whose future was dropped before it was
+    /// ready (a timeout, a `select!`): exported with the label
+    /// `cancelled=true`. Their delay is the time they waited.
+    pub fn is_cancelled(&self) -> bool {
+        self.flags.contains(Flags::CANCELLED)
+    }
+
+    /// Whether these are thread-blocking waits on a thread that was running a
+    /// tokio runtime worker (feature `tokio`), which stall every task of that
+    /// worker: exported with the label `blocking_in_async=true`.
+    pub fn is_blocking_in_async(&self) -> bool {
+        self.flags.contains(Flags::BLOCKING_IN_ASYNC)
+    }
+
+    /// The boolean labels set on this record, as pprof exports them:
+    /// (`"cancelled"`, `"true"`), (`"blocking_in_async"`, `"true"`).
+    pub fn flag_labels(&self) -> impl Iterator<Item = (&'static str, &'static str)> + use<> {
+        self.flags.names().map(|name| (name, "true"))
+    }
+
     fn key(&self) -> RecordKey<'_> {
         (
             self.event,
             self.site.map(|s| (s.file(), s.line(), s.column())),
+            self.flags,
             self.truncated,
             &self.addrs,
         )
@@ -468,6 +669,7 @@ impl Profile {
                     truncated: bucket.truncated,
                     event: bucket.event,
                     site: bucket.site,
+                    flags: bucket.flags,
                 });
             }
         });
@@ -621,6 +823,7 @@ pub(crate) mod tests {
             truncated: false,
             event: Some(EventKind::Mutex),
             site: None,
+            flags: Flags::NONE,
         };
         let earlier = Profile::from_parts(
             ProfileKind::Mutex,

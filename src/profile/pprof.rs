@@ -205,6 +205,7 @@ impl Record {
             truncated,
             event,
             site,
+            flags: super::Flags::NONE,
         }
     }
 }
@@ -293,7 +294,7 @@ impl Profile {
                 if let Some(name) = record.synthetic_frame() {
                     location_id.push(b.synthetic_location(name));
                 }
-                let mut label = Vec::with_capacity(2);
+                let mut label = Vec::with_capacity(2 + record.flags.bits().count_ones() as usize);
                 if let Some(kind) = record.event {
                     label.push(pb::Label {
                         key: kind_key,
@@ -309,6 +310,14 @@ impl Profile {
                     label.push(pb::Label {
                         key: lock_key,
                         str,
+                        num: 0,
+                        num_unit: 0,
+                    });
+                }
+                for name in record.flags.names() {
+                    label.push(pb::Label {
+                        key: b.string(name),
+                        str: b.string("true"),
                         num: 0,
                         num_unit: 0,
                     });

@@ -3,7 +3,7 @@
 //!
 //! A fixed array of [`SLOTS`] hash slots, each the head of a chain of
 //! append-only [`Bucket`]s. A bucket is keyed by (profile, event kind, lock
-//! site, truncated flag, exact return addresses) and holds an estimated count
+//! site, boolean labels ([`Flags`]), truncated flag, exact return addresses) and holds an estimated count
 //! (`f64`) and delay (ticks). Finding an existing bucket reads atomics only: no
 //! lock, no allocation. A new one is allocated by [`StackTable::prepare`]
 //! (where the caller may allocate) and published lock-free by
@@ -19,7 +19,7 @@ use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use super::rate::Weight;
-use super::{EventKind, LockSite, ProfileKind};
+use super::{EventKind, Flags, LockSite, ProfileKind};
 
 /// Number of hash slots (a power of two). With the default cap of 64 Ki
 /// buckets, chains average 4 buckets when the table is full.
@@ -42,6 +42,8 @@ pub(crate) struct Bucket {
     /// `None` only for an overflow bucket.
     pub(crate) event: Option<EventKind>,
     pub(crate) site: Option<LockSite>,
+    /// Boolean labels (`cancelled`, `blocking_in_async`).
+    pub(crate) flags: Flags,
     pub(crate) truncated: bool,
     pub(crate) addrs: Box<[usize]>,
     /// Estimated count, as `f64` bits.
@@ -62,6 +64,7 @@ impl Bucket {
             && self.profile == key.profile
             && self.event == key.event
             && same_site(self.site, key.site)
+            && self.flags == key.flags
             && self.truncated == key.truncated
             && *self.addrs == *key.addrs
     }
@@ -72,6 +75,7 @@ impl Bucket {
             profile: self.profile,
             event: self.event,
             site: self.site,
+            flags: self.flags,
             truncated: self.truncated,
             addrs: &self.addrs,
         }
@@ -85,6 +89,7 @@ impl Bucket {
             profile: key.profile,
             event: key.event,
             site: key.site,
+            flags: key.flags,
             truncated: key.truncated,
             addrs: key.addrs.into(),
             count_bits: AtomicU64::new(0f64.to_bits()),
@@ -137,6 +142,7 @@ struct Key<'a> {
     profile: ProfileKind,
     event: Option<EventKind>,
     site: Option<LockSite>,
+    flags: Flags,
     truncated: bool,
     addrs: &'a [usize],
 }
@@ -146,6 +152,7 @@ impl<'a> Key<'a> {
         profile: ProfileKind,
         event: Option<EventKind>,
         site: Option<LockSite>,
+        flags: Flags,
         truncated: bool,
         addrs: &'a [usize],
     ) -> Self {
@@ -158,7 +165,7 @@ impl<'a> Key<'a> {
         mix(profile as u64);
         mix(event.map_or(u64::MAX, |e| e as u64));
         mix(site.map_or(0, |s| (u64::from(s.line()) << 32) | u64::from(s.column())));
-        mix(u64::from(truncated));
+        mix(u64::from(truncated) | u64::from(flags.bits()) << 1);
         for &addr in addrs {
             mix(addr as u64);
         }
@@ -170,6 +177,7 @@ impl<'a> Key<'a> {
             profile,
             event,
             site,
+            flags,
             truncated,
             addrs,
         }
@@ -237,6 +245,7 @@ impl StackTable {
                     profile,
                     None,
                     None,
+                    Flags::NONE,
                     false,
                     &[],
                 )))
@@ -276,7 +285,22 @@ impl StackTable {
         truncated: bool,
         weight: Weight,
     ) {
-        match self.prepare(profile, event, site, addrs, truncated) {
+        self.add_flagged(profile, event, site, Flags::NONE, addrs, truncated, weight);
+    }
+
+    /// [`add`](Self::add) with boolean labels.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn add_flagged(
+        &self,
+        profile: ProfileKind,
+        event: EventKind,
+        site: Option<LockSite>,
+        flags: Flags,
+        addrs: &[usize],
+        truncated: bool,
+        weight: Weight,
+    ) {
+        match self.prepare(profile, event, site, flags, addrs, truncated) {
             Prepared::Found(bucket) => bucket.add(weight),
             Prepared::New(bucket) => self.publish(bucket).0.add(weight),
         }
@@ -291,10 +315,11 @@ impl StackTable {
         profile: ProfileKind,
         event: EventKind,
         site: Option<LockSite>,
+        flags: Flags,
         addrs: &[usize],
         truncated: bool,
     ) -> Prepared<'_> {
-        let key = Key::new(profile, Some(event), site, truncated, addrs);
+        let key = Key::new(profile, Some(event), site, flags, truncated, addrs);
         let slot = &self.slots[key.hash as usize & (SLOTS - 1)];
         if let Some(bucket) = Self::find(slot.load(Ordering::Acquire), ptr::null_mut(), &key) {
             return Prepared::Found(bucket);
@@ -379,7 +404,7 @@ impl StackTable {
         None
     }
 
-    fn overflow_bucket(&self, profile: ProfileKind) -> &Bucket {
+    pub(crate) fn overflow_bucket(&self, profile: ProfileKind) -> &Bucket {
         // SAFETY: made with the table, freed only by `Drop`.
         unsafe { &*self.overflow[profile as usize] }
     }
@@ -536,6 +561,11 @@ mod tests {
         table.add(ProfileKind::Block, EventKind::Mutex, None, &s, true, w);
         table.add(ProfileKind::Block, EventKind::Mutex, None, &s, false, w);
         assert_eq!(table.len(), 4);
-        assert_eq!(totals(&table, ProfileKind::Block).0, 5.0);
+        for flags in [Flags::CANCELLED, Flags::BLOCKING_IN_ASYNC, Flags::CANCELLED] {
+            let (profile, event) = (ProfileKind::Block, EventKind::Mutex);
+            table.add_flagged(profile, event, None, flags, &s, false, w);
+        }
+        assert_eq!(table.len(), 6);
+        assert_eq!(totals(&table, ProfileKind::Block).0, 8.0);
     }
 }
