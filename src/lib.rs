@@ -47,6 +47,9 @@
 //!   [`Barrier`] and the channels in [`mpsc`]. Each remembers where it was
 //!   created (the `lock` label of its samples). See [`sync`] for how they
 //!   differ from std (sizes, fairness).
+//! - Every other stable item of `std::sync`, re-exported, so that replacing
+//!   `std::sync` with `syncprof` in every `use` is the whole change (see
+//!   [below](#stdsync-item-by-item)).
 //! - The controls: [`set_block_rate`] / [`block_rate`] (nanoseconds; 0 off, 1
 //!   every wait) and [`set_mutex_fraction`] / [`mutex_fraction`] (0 off, n =
 //!   one in n), also read at start-up from `SYNCPROF_BLOCK_RATE`,
@@ -59,6 +62,26 @@
 //! - With feature `http`, [`http::serve`]: Go's `/debug/pprof/block` and
 //!   `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
 //!   profilers. With feature `flamegraph`, SVG flame graphs.
+//!
+//! # `std::sync`, item by item
+//!
+//! | `std::sync` item (Rust 1.95, stable) | in `syncprof` |
+//! | --- | --- |
+//! | `Mutex`, `MutexGuard` | **replaced**: [`Mutex`], [`MutexGuard`] (record) |
+//! | `RwLock`, `RwLockReadGuard`, `RwLockWriteGuard` | **replaced**: [`RwLock`], [`RwLockReadGuard`], [`RwLockWriteGuard`] (record) |
+//! | `Condvar` | **replaced**: [`Condvar`] (records) |
+//! | `Barrier` | **replaced**: [`Barrier`] (records) |
+//! | `mpsc` (`channel`, `sync_channel`, `Sender`, `SyncSender`, `Receiver`, `Iter`, `TryIter`, `IntoIter`) | **replaced**: [`mpsc`] (records) |
+//! | `mpsc::{SendError, RecvError, TryRecvError, RecvTimeoutError, TrySendError}` | re-exported from `std` |
+//! | `BarrierWaitResult`, `WaitTimeoutResult` | syncprof's own, same API (returned by the replaced types) |
+//! | `LockResult`, `TryLockResult`, `PoisonError`, `TryLockError` | re-exported from `std` (the same types: code matching on `std::sync::TryLockError` keeps compiling) |
+//! | `Arc`, `Weak` | re-exported from `std` (no waiting) |
+//! | `Once`, `OnceState`, `OnceLock`, `LazyLock` | re-exported from `std` (not recorded: they wait only while one initialisation runs) |
+//! | `atomic` | re-exported from `std` (no waiting) |
+//! | `ONCE_INIT` (deprecated) | re-exported from `std` |
+//!
+//! Unstable items (`Exclusive`, `mpmc`, `ReentrantLock`, `Mapped*Guard`,
+//!   `nonpoison`, `poison`, `oneshot`, `UniqueArc`) are not re-exported.
 //!
 //! # Cost
 //!
@@ -90,6 +113,14 @@ pub use sync::{
     Barrier, BarrierWaitResult, Condvar, LockResult, Mutex, MutexGuard, PoisonError, RwLock,
     RwLockReadGuard, RwLockWriteGuard, TryLockError, TryLockResult, WaitTimeoutResult,
 };
+
+// The rest of `std::sync` (Rust 1.95's stable items), so that `use
+// std::sync::{Arc, Mutex}` becomes `use syncprof::{Arc, Mutex}`: these block
+// nobody (or, for `Once`, `OnceLock` and `LazyLock`, only during one
+// initialisation) and are `std`'s own items, not wrappers.
+#[allow(deprecated)]
+pub use std::sync::ONCE_INIT;
+pub use std::sync::{Arc, LazyLock, Once, OnceLock, OnceState, Weak, atomic};
 
 /// Hooks for the loom model tests (`--cfg loom` only): the profiler stub's
 /// switch, logical clock and totals.
