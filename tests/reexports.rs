@@ -6,8 +6,8 @@
 
 use syncprof::atomic::{AtomicUsize, Ordering};
 use syncprof::mpsc::{
-    IntoIter, Iter, Receiver, RecvError, RecvTimeoutError, SendError, Sender, SyncSender,
-    TryIter, TryRecvError, TrySendError, channel, sync_channel,
+    IntoIter, Iter, Receiver, RecvError, RecvTimeoutError, SendError, Sender, SyncSender, TryIter,
+    TryRecvError, TrySendError, channel, sync_channel,
 };
 use syncprof::{
     Arc, Barrier, BarrierWaitResult, Condvar, LazyLock, LockResult, Mutex, MutexGuard, ONCE_INIT,

@@ -276,8 +276,10 @@ fn max_buckets_takes_zero_and_usize_max() {
 #[test]
 fn child_blocks_deep_in_recursion() {
     if !in_child() {
-        let (stdout, _) =
-            run_child_test("child_blocks_deep_in_recursion", &[("SYNCPROF_STACK_DEPTH", "64")]);
+        let (stdout, _) = run_child_test(
+            "child_blocks_deep_in_recursion",
+            &[("SYNCPROF_STACK_DEPTH", "64")],
+        );
         assert!(
             stdout.contains("DEEP frames=64 truncated=true depth=64"),
             "{stdout}"
