@@ -59,8 +59,17 @@
 //!   [`write_pprof`](profile::Profile::write_pprof) (gzipped pprof, Go's
 //!   layout), [`write_text`](profile::Profile::write_text) (Go's `debug=1`),
 //!   [`write_folded`](profile::Profile::write_folded) (flame graphs).
-//! - With feature `http`, [`http::serve`]: Go's `/debug/pprof/block` and
-//!   `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
+// A link to `http::serve` only when it exists: docs.rs builds with every
+// feature; `cargo doc` without features must not warn.
+#![cfg_attr(
+    feature = "http",
+    doc = " - With feature `http`, [`http::serve`]: Go's `/debug/pprof/block`"
+)]
+#![cfg_attr(
+    not(feature = "http"),
+    doc = " - With feature `http`, `http::serve`: Go's `/debug/pprof/block`"
+)]
+//!   and `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
 //!   profilers. With feature `flamegraph`, SVG flame graphs.
 //!
 //! # `std::sync`, item by item
@@ -92,6 +101,7 @@
 //! `-C force-frame-pointers=yes` for fast stack capture (~50 ns for 30
 //! frames); without frame pointers the DWARF unwinder is used (~4 µs).
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
@@ -103,6 +113,7 @@ pub mod sync;
 pub use sync::mpsc;
 
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};

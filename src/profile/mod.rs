@@ -1,9 +1,6 @@
-//! The profiler: clock, sampling, stack capture, the stack table and the
-//! snapshots that exports read. It knows nothing of locks: primitives call a
-//! handful of crate-internal functions on their slow paths (`block_start` /
-//! `record_block` or `begin_block_wait` / `end_block_wait` for a wait,
-//! `mutex_profiling_on` / `record_mutex` for a contended unlock) and nothing
-//! else.
+//! The profiles: snapshots of what the primitives recorded, and their
+//! exports. Recording happens only on the primitives' slow paths (a wait, or
+//! an unlock that wakes a waiter), never on their fast paths.
 //!
 //! Read a profile with [`block`] or [`mutex`]; each returns a [`Profile`]
 //! snapshot whose [`Record`]s carry counts, delays, raw addresses and labels,

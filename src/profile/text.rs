@@ -236,6 +236,7 @@ impl Profile {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     #[cfg(feature = "flamegraph")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "flamegraph")))]
     pub fn write_flamegraph(&self, w: impl Write, by: Value) -> io::Result<()> {
         let folded = self.folded(by);
         let lines: Vec<String> = folded
