@@ -52,7 +52,10 @@ fn the_hot_lock_tops_both_profiles_and_every_kind_appears() {
     let config = format!("{}:{}", report.config_site.0, report.config_site.1);
     let block_sums = by_site_and_kind(&block);
     let mutex_sums = by_site_and_kind(&mutex);
-    let table = format!("block: {block_sums:#?}\nmutex: {mutex_sums:#?}");
+    let table = format!(
+        "jobs {}, reloads {}\nblock: {block_sums:#?}\nmutex: {mutex_sums:#?}",
+        report.jobs, report.reloads
+    );
 
     // The mutex profile: the cache's unlocks caused the most delay.
     let mut per_site: BTreeMap<&str, Duration> = BTreeMap::new();

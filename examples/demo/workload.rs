@@ -20,10 +20,13 @@ use syncprof::{Barrier, Condvar, Mutex, RwLock, mpsc};
 
 /// Worker threads.
 pub const WORKERS: usize = 4;
+/// Jobs queued per worker: enough work (~5 ms in release) that a producer
+/// slow to be scheduled on a loaded machine does not starve the workers.
+const QUEUE: usize = 256;
 /// Results per batch.
 const BATCH: usize = 32;
-/// Rounds of [`compute`] per cache miss (~10 µs in release).
-const ROUNDS: u64 = 10_000;
+/// Rounds of [`compute`] per cache miss (~20 µs in release).
+const ROUNDS: u64 = 20_000;
 
 /// Rewritten now and then by the reloader, read by every job.
 struct Config {
@@ -56,6 +59,8 @@ pub struct Report {
     pub jobs: u64,
     /// Entries in the cache at the end.
     pub cached: usize,
+    /// Times the reloader rewrote the config.
+    pub reloads: u64,
     /// Where the cache's `Mutex` was created: the hot lock.
     pub cache_site: (&'static str, u32),
     /// Where the config's `RwLock` was created.
@@ -74,7 +79,7 @@ pub struct Progress {
     pub cached: usize,
 }
 
-/// An expensive pure function (~10 µs at 10k rounds in release).
+/// An expensive pure function (~1 µs per 1000 rounds in release).
 #[inline(never)]
 fn compute(key: u64, rounds: u64) -> u64 {
     let mut x = key | 1;
@@ -152,14 +157,17 @@ fn flusher(service: &Service) {
     }
 }
 
-/// Every 25 ms, "re-reads the config file" (1 ms) under the write lock:
-/// the readers that arrive meanwhile wait.
+/// Every 500 ms, "re-reads the config file" (40 ms) under the write lock:
+/// the readers that arrive meanwhile wait. (Long, because a lock spins a
+/// little before it parks, and only a wait that parks is a blocking wait:
+/// on a loaded machine, each of the spin's `yield`s can last a time slice,
+/// and a reader could spin through a short hold.)
 #[inline(never)]
 fn reloader(service: &Service) {
     while !service.done.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(25));
+        std::thread::sleep(Duration::from_millis(500));
         let mut config = service.config.write().unwrap();
-        std::thread::sleep(Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(40));
         config.version += 1;
     }
 }
@@ -221,7 +229,7 @@ pub fn run(run_for: Duration, mut progress: impl FnMut(&Progress)) -> Report {
         let mut senders = Vec::new();
         let mut workers = Vec::new();
         for _ in 0..WORKERS {
-            let (tx, rx) = mpsc::sync_channel(16);
+            let (tx, rx) = mpsc::sync_channel(QUEUE);
             senders.push(tx);
             let service = &service;
             workers.push(s.spawn(move || worker(service, rx)));
@@ -253,6 +261,7 @@ pub fn run(run_for: Duration, mut progress: impl FnMut(&Progress)) -> Report {
     Report {
         jobs: service.jobs_done.load(Ordering::Relaxed),
         cached: service.cache.lock().unwrap().len(),
+        reloads: service.config.read().unwrap().version,
         cache_site,
         config_site,
     }
