@@ -176,10 +176,11 @@ fn reloader(service: &Service) {
 fn producer(service: &Service, senders: Vec<mpsc::SyncSender<u64>>, run_for: Duration) {
     service.start.wait();
     // The workers are past the barrier and waiting on their channels.
-    std::thread::sleep(Duration::from_millis(2));
+    std::thread::sleep(Duration::from_millis(20));
     let start = Instant::now();
     let mut key = 0x9e37_79b9_7f4a_7c15u64;
     let mut n = 0usize;
+    let mut sent = 0u64;
     'jobs: while start.elapsed() < run_for {
         // Mostly fresh keys: the cache misses, as caches under load do.
         key = key
@@ -192,6 +193,7 @@ fn producer(service: &Service, senders: Vec<mpsc::SyncSender<u64>>, run_for: Dur
             match senders[(n + i) % WORKERS].try_send(job) {
                 Ok(()) => {
                     n += i + 1;
+                    sent += 1;
                     continue 'jobs;
                 }
                 Err(mpsc::TrySendError::Full(back)) => job = back,
@@ -202,7 +204,15 @@ fn producer(service: &Service, senders: Vec<mpsc::SyncSender<u64>>, run_for: Dur
             return;
         }
         n += 1;
+        sent += 1;
     }
+    // Let the workers finish their queues and wait on them for a while
+    // before hanging up: the end of a stream is a receive that waits too.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while service.jobs_done.load(Ordering::Relaxed) < sent && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(20));
 }
 
 /// Runs the service for `run_for`, calling `progress` about every 250 ms

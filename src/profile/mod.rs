@@ -29,6 +29,7 @@ pub(crate) mod stack;
 mod symbolize;
 pub(crate) mod table;
 mod text;
+mod trim;
 
 use core::cell::Cell;
 use core::fmt;
@@ -40,6 +41,7 @@ pub use rate::{DEFAULT_STACK_DEPTH, MAX_STACK_DEPTH, stack_depth};
 pub use symbolize::Frame;
 pub use table::DEFAULT_MAX_BUCKETS;
 pub use text::Value;
+pub use trim::{full_stacks, set_full_stacks};
 
 pub(crate) use stack::{StackMark, keep_frame};
 

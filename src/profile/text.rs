@@ -175,12 +175,12 @@ impl Profile {
 
     /// Folded stacks and their summed values, sorted by stack.
     pub(crate) fn folded(&self, by: Value) -> BTreeMap<String, u64> {
-        let symbols = self.symbols();
+        let (records, symbols) = self.for_export();
         // An address's part of a folded line, outermost frame first.
         let mut fragments: AddrMap<String> = AddrMap::default();
         let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
         let mut line = String::new();
-        for record in &self.records {
+        for record in &records {
             let value = by.of(record);
             if value == 0 {
                 continue;
