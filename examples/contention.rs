@@ -73,7 +73,10 @@ fn main() -> io::Result<()> {
     if terminal {
         println!();
     }
-    println!("  done: {} jobs, {} cached\n", report.jobs, report.cached);
+    println!(
+        "  done: {} jobs, {} cached, {} config reloads\n",
+        report.jobs, report.cached, report.reloads
+    );
 
     let block = profile::block();
     let mutex = profile::mutex();
@@ -108,7 +111,7 @@ fn write_all(dir: &Path, block: &Profile, mutex: &Profile) -> io::Result<()> {
     block.write_text(File::create(dir.join("block.txt"))?)?;
     mutex.write_text(File::create(dir.join("mutex.txt"))?)?;
     mutex.write_folded(File::create(dir.join("mutex.folded"))?, Value::Delay)?;
-    let written = vec![
+    let written = [
         "block.pb.gz",
         "mutex.pb.gz",
         "block.txt",
@@ -116,12 +119,9 @@ fn write_all(dir: &Path, block: &Profile, mutex: &Profile) -> io::Result<()> {
         "mutex.folded",
     ];
     #[cfg(feature = "flamegraph")]
-    let written = {
-        let mut written = written;
-        mutex.write_flamegraph(File::create(dir.join("mutex.svg"))?, Value::Delay)?;
-        written.push("mutex.svg");
-        written
-    };
+    mutex.write_flamegraph(File::create(dir.join("mutex.svg"))?, Value::Delay)?;
+    #[cfg(feature = "flamegraph")]
+    let written: Vec<&str> = written.into_iter().chain(["mutex.svg"]).collect();
     println!("wrote {} into {}/\n", written.join(", "), dir.display());
     Ok(())
 }

@@ -332,6 +332,6 @@ pub fn top_rows(profile: &syncprof::profile::Profile) -> Vec<Row> {
             }),
         }
     }
-    rows.sort_by(|a, b| b.delay.cmp(&a.delay));
+    rows.sort_by_key(|row| std::cmp::Reverse(row.delay));
     rows
 }
