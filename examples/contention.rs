@@ -133,12 +133,12 @@ fn print_top(title: &str, profile: &Profile) {
         profile.total_delay().as_secs_f64()
     );
     println!(
-        "  {:<44} {:<28} {:<12} {:>10} {:>11} {:>6}",
+        "  {:<44} {:<30} {:<12} {:>10} {:>11} {:>6}",
         "function", "lock site", "kind", "delay", "contentions", "share"
     );
     for row in workload::top_rows(profile).iter().take(6) {
         println!(
-            "  {:<44} {:<28} {:<12} {:>8.1}ms {:>11.0} {:>5.1}%",
+            "  {:<44} {:<30} {:<12} {:>8.1}ms {:>11.0} {:>5.1}%",
             row.function,
             row.site,
             row.kind,
