@@ -118,3 +118,52 @@ fn the_hot_lock_tops_both_profiles_and_every_kind_appears() {
         assert_eq!(summed, profile.total_delay(), "merging keeps the total");
     }
 }
+
+/// The demo itself, its output piped: no `\r` progress lines (those are for
+/// a terminal), both tables, anchored `-tagfocus` commands.
+#[test]
+fn the_demo_prints_plain_lines_into_a_pipe() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("demo-output");
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "run",
+            "--quiet",
+            "--offline",
+            "--example",
+            "contention",
+            "--",
+        ])
+        .arg(&dir)
+        .args(["--seconds", "0.5"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo run --example contention");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.contains('\r'), "{stdout:?}");
+    assert!(
+        stdout.contains("block profile: where threads waited"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("mutex profile: who made them wait"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("-tagfocus 'lock=^examples/demo/workload.rs:"),
+        "{stdout}"
+    );
+    for file in [
+        "block.pb.gz",
+        "mutex.pb.gz",
+        "block.txt",
+        "mutex.txt",
+        "mutex.folded",
+    ] {
+        assert!(dir.join(file).exists(), "{file} not written");
+    }
+}
