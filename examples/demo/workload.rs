@@ -20,9 +20,9 @@ use syncprof::{Barrier, Condvar, Mutex, RwLock, mpsc};
 
 /// Worker threads.
 pub const WORKERS: usize = 4;
-/// Jobs queued per worker: enough work (~5 ms in release) that a producer
+/// Jobs queued per worker: enough work (~20 ms in release) that a producer
 /// slow to be scheduled on a loaded machine does not starve the workers.
-const QUEUE: usize = 256;
+const QUEUE: usize = 1024;
 /// Results per batch.
 const BATCH: usize = 32;
 /// Rounds of [`compute`] per cache miss (~20 µs in release).
@@ -157,18 +157,21 @@ fn flusher(service: &Service) {
     }
 }
 
-/// Every 500 ms, "re-reads the config file" (40 ms) under the write lock:
-/// the readers that arrive meanwhile wait. (Long, because a lock spins a
-/// little before it parks, and only a wait that parks is a blocking wait:
-/// on a loaded machine, each of the spin's `yield`s can last a time slice,
-/// and a reader could spin through a short hold.)
+/// After 300 ms, then every second, "re-reads the config file" (50 ms)
+/// under the write lock: the readers that arrive meanwhile wait. (Long,
+/// because a lock spins a little before it parks, and only a wait that
+/// parks is a blocking wait: on a loaded machine each of the spin's `yield`s
+/// can last a time slice, and readers could spin through a short hold.
+/// Rare, so that the readers' waits stay well below the cache's.)
 #[inline(never)]
 fn reloader(service: &Service) {
+    let mut pause = Duration::from_millis(300);
     while !service.done.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(pause);
         let mut config = service.config.write().unwrap();
-        std::thread::sleep(Duration::from_millis(40));
+        std::thread::sleep(Duration::from_millis(50));
         config.version += 1;
+        pause = Duration::from_secs(1);
     }
 }
 
