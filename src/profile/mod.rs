@@ -1,9 +1,6 @@
-//! The profiler: clock, sampling, stack capture, the stack table and the
-//! snapshots that exports read. It knows nothing of locks: primitives call a
-//! handful of crate-internal functions on their slow paths (`block_start` /
-//! `record_block` or `begin_block_wait` / `end_block_wait` for a wait,
-//! `mutex_profiling_on` / `record_mutex` for a contended unlock) and nothing
-//! else.
+//! The profiles: snapshots of what the primitives recorded, and their
+//! exports. Recording happens only on the primitives' slow paths (a wait, or
+//! an unlock that wakes a waiter), never on their fast paths.
 //!
 //! Read a profile with [`block`] or [`mutex`]; each returns a [`Profile`]
 //! snapshot whose [`Record`]s carry counts, delays, raw addresses and labels,
@@ -32,6 +29,7 @@ pub(crate) mod stack;
 mod symbolize;
 pub(crate) mod table;
 mod text;
+mod trim;
 
 use core::cell::Cell;
 use core::fmt;
@@ -43,6 +41,7 @@ pub use rate::{DEFAULT_STACK_DEPTH, MAX_STACK_DEPTH, stack_depth};
 pub use symbolize::Frame;
 pub use table::DEFAULT_MAX_BUCKETS;
 pub use text::Value;
+pub use trim::{full_stacks, set_full_stacks};
 
 pub(crate) use stack::{StackMark, keep_frame};
 

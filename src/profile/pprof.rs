@@ -237,9 +237,21 @@ impl Profile {
         symbolize::clear_cache();
     }
 
-    /// Every return address of every record, symbolized (cached).
+    /// Every return address of every record, symbolized (cached). The first
+    /// export of a process whose stacks lack line numbers or frame pointers
+    /// says so on stderr (see [`symbolize::hint_once`]).
     pub(crate) fn symbols(&self) -> AddrMap<Arc<Symbols>> {
-        symbolize::symbolize(self.records.iter().flat_map(|r| r.addrs.iter().copied()))
+        let symbols =
+            symbolize::symbolize(self.records.iter().flat_map(|r| r.addrs.iter().copied()));
+        symbolize::hint_once(&self.records, &symbols);
+        symbols
+    }
+
+    /// The records and their symbols as pprof and folded stacks show them:
+    /// std's thread start-up frames cut off unless full stacks are asked
+    /// for, records left with equal stacks merged (see [`super::trim`]).
+    pub(crate) fn for_export(&self) -> (Vec<Record>, AddrMap<Arc<Symbols>>) {
+        super::trim::for_export(&self.records, self.symbols())
     }
 
     /// Writes the profile as gzipped pprof (`perftools.profiles.Profile`), in
@@ -276,14 +288,14 @@ impl Profile {
 
     /// The uncompressed pprof message.
     pub(crate) fn to_pprof(&self) -> pb::Profile {
-        let symbols = self.symbols();
+        let (records, symbols) = self.for_export();
         let mut b = Builder::new(&symbols);
         let count_type = b.value_type("contentions", "count");
         let delay_type = b.value_type("delay", "nanoseconds");
         let period_type = b.value_type("contentions", "count");
         let kind_key = b.string("kind");
         let lock_key = b.string("lock");
-        let mut order: Vec<&Record> = self.records.iter().collect();
+        let mut order: Vec<&Record> = records.iter().collect();
         order.sort_by_key(|r| std::cmp::Reverse(r.delay_nanos));
         let mut site_labels: HashMap<(&str, u32), i64> = HashMap::new();
         let samples = order
