@@ -135,6 +135,7 @@ fn cut(
     type Key = (
         Option<EventKind>,
         Option<(&'static str, u32, u32)>,
+        super::Flags,
         bool,
         Vec<usize>,
     );
@@ -148,6 +149,7 @@ fn cut(
         let key = (
             record.event,
             record.site.map(|s| (s.file(), s.line(), s.column())),
+            record.flags,
             record.truncated,
             addrs,
         );
@@ -160,7 +162,7 @@ fn cut(
             }
             None => {
                 let mut trimmed = record.clone();
-                trimmed.addrs = key.3.clone();
+                trimmed.addrs = key.4.clone();
                 index.insert(key, out.len());
                 out.push(trimmed);
             }
@@ -205,6 +207,7 @@ mod tests {
             truncated: false,
             event: Some(EventKind::Mutex),
             site: None,
+            flags: super::super::Flags::NONE,
         }
     }
 
