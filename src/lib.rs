@@ -59,6 +59,9 @@
 //! - With feature `http`, [`http::serve`]: Go's `/debug/pprof/block` and
 //!   `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
 //!   profilers. With feature `flamegraph`, SVG flame graphs.
+//! - With feature `metrics`, [`metrics`]: exact (unsampled) per-lock wait
+//!   counts, seconds, histograms and maxima for Prometheus, through
+//!   `prometheus-client` (and `GET /metrics` with `http`).
 //!
 //! # Cost
 //!
@@ -81,6 +84,9 @@ pub use sync::mpsc;
 
 #[cfg(feature = "http")]
 pub mod http;
+
+#[cfg(feature = "metrics")]
+pub mod metrics;
 
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
 
