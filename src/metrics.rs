@@ -236,7 +236,12 @@ pub struct Collector;
 impl prometheus_client::collector::Collector for Collector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let snapshot = snapshot();
-        let labels = |s: &Series| [("lock", s.lock.clone()), ("kind", s.kind.label().to_owned())];
+        let labels = |s: &Series| {
+            [
+                ("lock", s.lock.clone()),
+                ("kind", s.kind.label().to_owned()),
+            ]
+        };
         {
             // The counter encoder appends `_total`.
             let mut family = encoder.encode_descriptor(
@@ -275,12 +280,9 @@ impl prometheus_client::collector::Collector for Collector {
             )?;
             for s in &snapshot.series {
                 let labels = labels(s);
-                family.encode_family(&labels)?.encode_histogram::<NoLabelSet>(
-                    s.wait_seconds,
-                    s.waits,
-                    &s.buckets,
-                    None,
-                )?;
+                family
+                    .encode_family(&labels)?
+                    .encode_histogram::<NoLabelSet>(s.wait_seconds, s.waits, &s.buckets, None)?;
             }
         }
         {
@@ -292,7 +294,9 @@ impl prometheus_client::collector::Collector for Collector {
             )?;
             for s in &snapshot.series {
                 let labels = labels(s);
-                family.encode_family(&labels)?.encode_gauge(&s.max_seconds)?;
+                family
+                    .encode_family(&labels)?
+                    .encode_gauge(&s.max_seconds)?;
             }
         }
         {

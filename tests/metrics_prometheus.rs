@@ -83,12 +83,10 @@ fn every_wait_is_counted_exactly_with_profiling_off() {
         "{s:?}"
     );
     // Nothing went into the (sampled) profiles.
-    assert!(
-        syncprof::profile::block()
-            .records()
-            .iter()
-            .all(|r| r.lock_site().is_none_or(|site| site.line() != label_line(&label)))
-    );
+    assert!(syncprof::profile::block().records().iter().all(|r| {
+        r.lock_site()
+            .is_none_or(|site| site.line() != label_line(&label))
+    }));
 }
 
 fn label_line(label: &str) -> u32 {
@@ -208,7 +206,10 @@ fn exposition_has_the_names_labels_and_histogram() {
         let line = format!("{name}{labels} ");
         assert!(text.contains(&line), "{line} missing from\n{text}");
     }
-    assert!(text.contains(&format!("syncprof_waits_total{labels} 2\n")), "{text}");
+    assert!(
+        text.contains(&format!("syncprof_waits_total{labels} 2\n")),
+        "{text}"
+    );
     assert!(text.contains(&format!(
         "syncprof_wait_duration_seconds_bucket{{le=\"+Inf\",lock=\"{label}\",kind=\"mutex\"}} 2\n"
     )));
@@ -230,7 +231,10 @@ fn exposition_has_the_names_labels_and_histogram() {
         .to_owned();
     assert!(content_type.starts_with("application/openmetrics-text"));
     let body = response.body_mut().read_to_string().unwrap();
-    assert!(body.contains(&format!("syncprof_waits_total{labels} 2\n")), "{body}");
+    assert!(
+        body.contains(&format!("syncprof_waits_total{labels} 2\n")),
+        "{body}"
+    );
     server.shutdown();
 }
 
@@ -294,7 +298,10 @@ impl PrometheusServer {
         let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
         let child = Command::new(PROMETHEUS)
             .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -149,7 +149,10 @@ fn get(url: &str) -> (u16, String, Vec<u8>) {
         .timeout_global(Some(Duration::from_secs(30)))
         .build()
         .into();
-    let mut response = agent.get(url).call().unwrap_or_else(|e| panic!("{url}: {e}"));
+    let mut response = agent
+        .get(url)
+        .call()
+        .unwrap_or_else(|e| panic!("{url}: {e}"));
     let content_type = response
         .headers()
         .get("content-type")
@@ -203,14 +206,21 @@ fn scrape(url: &str) -> pb::Profile {
     // Labels Pyroscope splits series by: never addresses or thread ids.
     for sample in &profile.sample {
         for label in &sample.label {
-            assert!(matches!(s(label.key), "kind" | "lock"), "{url}: label {}", s(label.key));
+            assert!(
+                matches!(s(label.key), "kind" | "lock"),
+                "{url}: label {}",
+                s(label.key)
+            );
         }
     }
     profile
 }
 
+/// (contentions, delay) per (`lock`, `kind`) label pair.
+type ByLabel = BTreeMap<(String, String), (i64, i64)>;
+
 /// Total contentions and delay, and per `lock`/`kind` label pair.
-fn totals(profile: &pb::Profile) -> (i64, i64, BTreeMap<(String, String), (i64, i64)>) {
+fn totals(profile: &pb::Profile) -> (i64, i64, ByLabel) {
     let s = |i: i64| profile.string_table[i as usize].clone();
     let mut by_label = BTreeMap::new();
     let (mut count, mut delay) = (0, 0);
@@ -330,8 +340,8 @@ fn delta_windows_add_up_to_the_cumulative_change() {
         );
         for (labels, (count, _)) in &after.2 {
             let was = before.2.get(labels).map_or(0, |t| t.0);
-            let windows = second.2.get(labels).map_or(0, |t| t.0)
-                + third.2.get(labels).map_or(0, |t| t.0);
+            let windows =
+                second.2.get(labels).map_or(0, |t| t.0) + third.2.get(labels).map_or(0, |t| t.0);
             assert_eq!(windows, count - was, "{kind} {labels:?}");
         }
     }

@@ -244,7 +244,11 @@ mod tests {
         for skew in [1u64, 10, 1_000_000] {
             assert_eq!(elapsed(1_000_000_000 + skew, 1_000_000_000), 0);
             for bits in [62, 63, 64, 32] {
-                let mask = if bits == 64 { u64::MAX } else { (1 << bits) - 1 };
+                let mask = if bits == 64 {
+                    u64::MAX
+                } else {
+                    (1 << bits) - 1
+                };
                 let earlier = (1_000_000_000 + skew) & mask;
                 assert_eq!(elapsed_truncated(earlier, 1_000_000_000, bits), 0, "{bits}");
             }

@@ -291,7 +291,11 @@ mod tests {
         assert_eq!(a.max_ticks.load(Ordering::Relaxed), 3 * ms);
         assert_eq!(a.caused_ticks.load(Ordering::Relaxed), 7);
         // 1 ms lands in the `<= 1e-3` bucket (index 9), 3 ms in `<= 5e-3`.
-        let counts: Vec<u64> = a.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect();
+        let counts: Vec<u64> = a
+            .buckets
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect();
         assert_eq!(counts[9] + counts[10], 1, "{counts:?}");
         assert_eq!(counts[11], 1, "{counts:?}");
         assert!(ptr::eq(series(None, EventKind::Barrier), &OTHER[4]));

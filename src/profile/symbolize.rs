@@ -189,7 +189,6 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> AddrMap<Arc<S
         });
         found.insert(addr, Arc::clone(symbols));
     }
-    drop(cache);
     drop(guard);
     release_debug_info();
     found
