@@ -11,6 +11,9 @@
 //! | `GET /debug/pprof/block`, `/debug/pprof/mutex` | gzipped pprof (`application/octet-stream`, `attachment; filename="block"`) |
 //! | `…?debug=1` | Go's text format (`text/plain; charset=utf-8`) |
 //! | `…?seconds=N` | the delta over the next N seconds (`filename="block-delta"`, `duration_nanos` set), N at most [`MAX_SECONDS`] |
+//! | `GET /debug/pprof/delta_block`, `/debug/pprof/delta_mutex` | gzipped pprof of what changed since the previous request to the same path, the first request everything so far (Grafana's `godeltaprof` semantics, for Alloy's `godeltaprof` profile types) |
+//! | `…?symbolize=0` (every pprof route) | locations with addresses and mappings only, for server-side symbolization |
+//! | `GET /metrics` (feature `metrics`) | the [`crate::metrics`] in OpenMetrics text, for Prometheus |
 //! | `GET /debug/pprof/settings` | `block_rate=…` and `mutex_fraction=…`, one per line |
 //! | `POST /debug/pprof/settings?block_rate=…&mutex_fraction=…` | changes either or both (not in Go) |
 //!
@@ -329,6 +332,15 @@ fn route(request: &Request, stop: &Stop) -> Reply {
             }
             _ => allow("GET, HEAD"),
         },
+        "/debug/pprof/delta_block" | "/debug/pprof/delta_mutex" => match method {
+            Method::Get | Method::Head => serve_delta(path, &query),
+            _ => allow("GET, HEAD"),
+        },
+        #[cfg(feature = "metrics")]
+        "/metrics" => match method {
+            Method::Get | Method::Head => serve_metrics(),
+            _ => allow("GET, HEAD"),
+        },
         "/debug/pprof/settings" => match method {
             Method::Get | Method::Head => settings_reply(200),
             Method::Post => change_settings(&query),
@@ -417,7 +429,7 @@ fn serve_profile(kind: ProfileKind, query: &Query, stop: &Stop) -> Reply {
             return text(503, "server shutting down");
         }
         let delta = snapshot(kind).delta(&earlier);
-        return pprof_reply(&delta, &format!("{name}-delta"));
+        return pprof_reply_with(&delta, &format!("{name}-delta"), symbolized(query));
     }
     let profile = snapshot(kind);
     if debug != 0 {
@@ -428,7 +440,39 @@ fn serve_profile(kind: ProfileKind, query: &Query, stop: &Stop) -> Reply {
         return Response::from_data(body)
             .with_header(header("Content-Type", "text/plain; charset=utf-8"));
     }
-    pprof_reply(&profile, name)
+    pprof_reply_with(&profile, name, symbolized(query))
+}
+
+/// `symbolize=0` asks for locations with addresses and mappings only (for
+/// server-side symbolization); anything else, or no parameter, symbolizes.
+fn symbolized(query: &Query) -> bool {
+    param(query, "symbolize") != Some("0")
+}
+
+/// The `godeltaprof` windows of `/debug/pprof/delta_block` and
+/// `/debug/pprof/delta_mutex`: one per path, shared by every server.
+static DELTA_BLOCK: profile::DeltaProfiler = profile::DeltaProfiler::new(ProfileKind::Block);
+static DELTA_MUTEX: profile::DeltaProfiler = profile::DeltaProfiler::new(ProfileKind::Mutex);
+
+/// `GET /debug/pprof/delta_block|delta_mutex`: what changed since the
+/// previous request to the same path (the first: everything so far), as
+/// Grafana's `godeltaprof` serves it.
+fn serve_delta(path: &str, query: &Query) -> Reply {
+    let (delta, name) = if path.ends_with("block") {
+        (&DELTA_BLOCK, "delta_block")
+    } else {
+        (&DELTA_MUTEX, "delta_mutex")
+    };
+    pprof_reply_with(&delta.next(), name, symbolized(query))
+}
+
+/// `GET /metrics`: the OpenMetrics text of [`crate::metrics`].
+#[cfg(feature = "metrics")]
+fn serve_metrics() -> Reply {
+    Response::from_data(crate::metrics::encode_text().into_bytes()).with_header(header(
+        "Content-Type",
+        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+    ))
 }
 
 fn snapshot(kind: ProfileKind) -> Profile {
@@ -438,9 +482,14 @@ fn snapshot(kind: ProfileKind) -> Profile {
     }
 }
 
-fn pprof_reply(profile: &Profile, filename: &str) -> Reply {
+fn pprof_reply_with(profile: &Profile, filename: &str, symbolized: bool) -> Reply {
     let mut body = Vec::new();
-    if let Err(e) = profile.write_pprof(&mut body) {
+    let written = if symbolized {
+        profile.write_pprof(&mut body)
+    } else {
+        profile.write_pprof_unsymbolized(&mut body)
+    };
+    if let Err(e) = written {
         return text(500, &format!("could not write profile: {e}"));
     }
     Response::from_data(body)

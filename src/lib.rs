@@ -114,6 +114,9 @@
 //!
 //! Unstable items (`Exclusive`, `mpmc`, `ReentrantLock`, `Mapped*Guard`,
 //!   `nonpoison`, `poison`, `oneshot`, `UniqueArc`) are not re-exported.
+//! - With feature `metrics`, [`metrics`]: exact (unsampled) per-lock wait
+//!   counts, seconds, histograms and maxima for Prometheus, through
+//!   `prometheus-client` (and `GET /metrics` with `http`).
 //!
 //! # Cost
 //!
@@ -141,6 +144,8 @@ pub mod http;
 
 #[cfg(feature = "tokio")]
 pub mod tokio;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
 

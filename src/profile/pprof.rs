@@ -286,10 +286,47 @@ impl Profile {
         gz.finish()?.flush()
     }
 
+    /// Writes the profile as gzipped pprof like [`write_pprof`](Self::write_pprof)
+    /// but without symbolizing: each location has only its address and
+    /// mapping (file, build id, offsets, `has_functions` false), for
+    /// server-side symbolization (Parca, or `go tool pprof` given the
+    /// binary). Costs no debug-info reading, and no memory for it.
+    ///
+    /// # Errors
+    ///
+    /// Any error of `w`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pprof = Vec::new();
+    /// syncprof::profile::block().write_pprof_unsymbolized(&mut pprof)?;
+    /// assert_eq!(&pprof[..2], &[0x1f, 0x8b]); // gzip
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn write_pprof_unsymbolized(&self, w: impl Write) -> io::Result<()> {
+        let bytes = self.to_pprof_with(false).encode_to_vec();
+        let mut gz = GzEncoder::new(w, Compression::fast());
+        gz.write_all(&bytes)?;
+        gz.finish()?.flush()
+    }
+
     /// The uncompressed pprof message.
     pub(crate) fn to_pprof(&self) -> pb::Profile {
-        let (records, symbols) = self.for_export();
-        let mut b = Builder::new(&symbols);
+        self.to_pprof_with(true)
+    }
+
+    /// The uncompressed pprof message, its locations symbolized (and std's
+    /// start-up frames trimmed, see `trim`) or not (addresses kept whole:
+    /// trimming needs the symbols).
+    pub(crate) fn to_pprof_with(&self, symbolized: bool) -> pb::Profile {
+        let (records, symbols) = if symbolized {
+            self.for_export()
+        } else {
+            (self.records.clone(), AddrMap::default())
+        };
+        let with_mappings = !symbols.is_empty() || (!symbolized && !records.is_empty());
+        let mut b = Builder::new(&symbols, with_mappings);
         let count_type = b.value_type("contentions", "count");
         let delay_type = b.value_type("delay", "nanoseconds");
         let period_type = b.value_type("contentions", "count");
@@ -416,11 +453,11 @@ struct Builder<'s> {
 }
 
 impl<'s> Builder<'s> {
-    fn new(symbols: &'s AddrMap<Arc<Symbols>>) -> Self {
-        let mappings = if symbols.is_empty() {
-            Vec::new()
-        } else {
+    fn new(symbols: &'s AddrMap<Arc<Symbols>>, with_mappings: bool) -> Self {
+        let mappings = if with_mappings {
             symbolize::mappings()
+        } else {
+            Vec::new()
         };
         let mut by_address: Vec<usize> = (0..mappings.len()).collect();
         by_address.sort_by_key(|&i| mappings[i].start);

@@ -3,6 +3,12 @@
 //! the same way; Go's `runtime/pprof/proto.go` caches per PC in its
 //! `profileBuilder`).
 //!
+//! Memory held between exports: the resolved frames of every address seen
+//! (names and files interned, shared between addresses), start lines by
+//! function entry, and build ids by file; never the parsed debug info, which
+//! is loaded for the addresses an export has not seen yet and dropped again
+//! (see [`resolve_bounded`]).
+//!
 //! Names, files and lines come from `backtrace::resolve`, which reads DWARF
 //! (expanding inlined frames, innermost first) and falls back to the ELF
 //! symbol table for code without debug info. The function's entry address,
@@ -145,13 +151,9 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> AddrMap<Arc<S
     if missing.is_empty() {
         return found;
     }
-    let mut names = Names::default();
-    let resolved: Vec<(usize, Symbols)> = missing
-        .into_iter()
-        .map(|addr| (addr, resolve(addr, &mut names)))
-        .collect();
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let cache = cache.get_or_insert_with(Cache::default);
+    let resolved = resolve_bounded(missing);
+    let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = guard.get_or_insert_with(Cache::default);
     for (addr, mut symbols) in resolved {
         for frame in &mut symbols.frames {
             let shared = match cache.functions.get(&*frame.function) {
@@ -160,8 +162,10 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> AddrMap<Arc<S
                     let mut string = |s: &Arc<str>| match cache.strings.get_key_value(s) {
                         Some((shared, ())) => Arc::clone(shared),
                         None => {
-                            cache.strings.insert(Arc::clone(s), ());
-                            Arc::clone(s)
+                            // A copy: see `resolve_bounded`.
+                            let copy: Arc<str> = Arc::from(&**s);
+                            cache.strings.insert(Arc::clone(&copy), ());
+                            copy
                         }
                     };
                     let info = FunctionInfo {
@@ -177,13 +181,62 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> AddrMap<Arc<S
             };
             frame.function = shared;
         }
-        let symbols = cache
-            .symbols
-            .entry(addr)
-            .or_insert_with(|| Arc::new(symbols));
+        let symbols = cache.symbols.entry(addr).or_insert_with(|| {
+            Arc::new(Symbols {
+                // A copy: see `resolve_bounded`.
+                frames: symbols.frames.to_vec(),
+                ..symbols
+            })
+        });
         found.insert(addr, Arc::clone(symbols));
     }
+    drop(guard);
+    release_debug_info();
     found
+}
+
+/// Resolves `missing` addresses on a short-lived thread of its own.
+///
+/// `backtrace` parses DWARF lazily, unit by unit, and keeps what it parsed:
+/// for a 23 MiB binary with `debug = 1`, ~40 MiB of anonymous memory once
+/// addresses all over it were resolved. Parsed on the caller's thread, that
+/// memory would be interleaved with the cache's long-lived allocations, and
+/// freeing it would give little back to the OS. Parsed on a fresh thread, it
+/// lives in that thread's malloc arena; the caller copies the resolved
+/// frames into the cache (its own arena), drops the rest, and
+/// [`release_debug_info`] drops the parsed DWARF and hands the memory back.
+/// Only the resolved frames stay, in [`CACHE`]: warm exports never touch
+/// debug info.
+fn resolve_bounded(mut missing: Vec<usize>) -> Vec<(usize, Symbols)> {
+    missing.sort_unstable();
+    let resolve_all = |missing: &[usize]| {
+        let mut names = Names::default();
+        missing
+            .iter()
+            .map(|&addr| (addr, resolve(addr, &mut names)))
+            .collect::<Vec<_>>()
+    };
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("syncprof-symbolize".into())
+            .spawn_scoped(scope, || resolve_all(&missing))
+        {
+            Ok(worker) => worker.join().unwrap_or_default(),
+            // No thread to be had: resolve here.
+            Err(_) => resolve_all(&missing),
+        }
+    })
+}
+
+/// Drops `backtrace`'s parsed debug info and returns freed memory to the OS.
+fn release_debug_info() {
+    backtrace::clear_symbol_cache();
+    #[cfg(all(target_os = "linux", target_env = "gnu", not(miri)))]
+    // SAFETY: `malloc_trim` only releases free heap memory; it has no
+    // preconditions and is thread-safe.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Empties the symbol cache, so the next export resolves every address
@@ -191,6 +244,7 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> AddrMap<Arc<S
 pub(crate) fn clear_cache() {
     *CACHE.lock().unwrap_or_else(|e| e.into_inner()) = None;
     *START_LINES.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    release_debug_info();
 }
 
 /// One symbol as `backtrace` reports it, before interning.
