@@ -58,7 +58,8 @@ static BOUNDS_TICKS: OnceLock<[u64; BOUNDS_SECONDS.len()]> = OnceLock::new();
 
 /// One `lock="other"` series per kind, for sites past the cap and for waits
 /// with no known site.
-static OTHER: [Series; 7] = [
+/// Indexed by `EventKind as usize`: every kind, in declaration order.
+static OTHER: [Series; 15] = [
     Series::new(None, EventKind::Mutex),
     Series::new(None, EventKind::RwLockRead),
     Series::new(None, EventKind::RwLockWrite),
@@ -66,6 +67,14 @@ static OTHER: [Series; 7] = [
     Series::new(None, EventKind::Barrier),
     Series::new(None, EventKind::ChanSend),
     Series::new(None, EventKind::ChanRecv),
+    Series::new(None, EventKind::AsyncMutex),
+    Series::new(None, EventKind::AsyncRwLockRead),
+    Series::new(None, EventKind::AsyncRwLockWrite),
+    Series::new(None, EventKind::Semaphore),
+    Series::new(None, EventKind::Notify),
+    Series::new(None, EventKind::AsyncBarrier),
+    Series::new(None, EventKind::AsyncChanSend),
+    Series::new(None, EventKind::AsyncChanRecv),
 ];
 
 /// The totals of one (site, kind). Every field is a relaxed counter: each
@@ -299,5 +308,9 @@ mod tests {
         assert_eq!(counts[9] + counts[10], 1, "{counts:?}");
         assert_eq!(counts[11], 1, "{counts:?}");
         assert!(ptr::eq(series(None, EventKind::Barrier), &OTHER[4]));
+        // Every kind has its own `other` series, in order.
+        for (i, other) in OTHER.iter().enumerate() {
+            assert_eq!(other.kind as usize, i);
+        }
     }
 }
