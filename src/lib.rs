@@ -142,10 +142,10 @@ pub use sync::mpsc;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 
-#[cfg(feature = "tokio")]
-pub mod tokio;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
 

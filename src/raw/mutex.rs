@@ -269,7 +269,13 @@ impl RawMutex {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         if let Some(charge) = self.wake() {
-            profile::record_mutex(charge.delay, charge.woken, EventKind::Mutex, Some(site), mark);
+            profile::record_mutex(
+                charge.delay,
+                charge.woken,
+                EventKind::Mutex,
+                Some(site),
+                mark,
+            );
         }
     }
 
