@@ -13,10 +13,10 @@ use super::shim::{
     Ordering::{Acquire, Relaxed, Release},
     ParkResult, SpinWait, UnparkResult, UnparkToken,
 };
-use crate::sync::poison;
+use super::poison;
 
 /// Unpark token: the lock was released; compete for it again.
-pub(crate) const TOKEN_NORMAL: UnparkToken = UnparkToken(0);
+pub(crate) const TOKEN_NORMAL: UnparkToken = shim::TOKEN_COMPETE;
 /// Unpark token: the lock was handed over; the woken thread holds it.
 pub(crate) const TOKEN_HANDOFF: UnparkToken = UnparkToken(1);
 

@@ -29,7 +29,7 @@ use super::shim::{
     Ordering::{Acquire, Relaxed, Release},
     ParkResult, SpinWait, UnparkResult,
 };
-use crate::sync::poison;
+use super::poison;
 
 /// Held by a writer.
 const WRITER: usize = 0b0_0001;

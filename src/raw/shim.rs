@@ -25,6 +25,10 @@ pub(crate) use parking_lot_core::{
 
 #[cfg(loom)]
 pub(crate) use loom::thread::yield_now;
+/// The unpark token that tells a woken waiter of any syncprof queue to
+/// compete for its lock again (every waiter handles it).
+pub(crate) const TOKEN_COMPETE: UnparkToken = UnparkToken(0);
+
 /// Lets other threads run while a re-entered wait spins (loom's under loom,
 /// so that the model schedules the holder).
 #[cfg(not(loom))]
@@ -318,11 +322,11 @@ mod reentry {
                     FilterOp::Stop
                 }
             };
-            // SAFETY: `TOKEN_NORMAL` only asks the woken waiters to compete
+            // SAFETY: `TOKEN_COMPETE` only asks the woken waiters to compete
             // again, which every waiter of every syncprof queue handles, even
             // one of another lock that reused the address; the closures
             // neither panic nor call into the parking lot.
-            unsafe { unpark_filter(key, filter, |_| crate::raw::mutex::TOKEN_NORMAL) };
+            unsafe { unpark_filter(key, filter, |_| super::TOKEN_COMPETE) };
         }
     }
 
