@@ -7,13 +7,13 @@ use core::hint::black_box;
 use std::time::Instant;
 
 use super::charge::{self, Charge, ChargedUntil, QueueScan};
+use super::poison;
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
     self, AtomicU8,
     Ordering::{Acquire, Relaxed, Release},
     ParkResult, SpinWait, UnparkResult, UnparkToken,
 };
-use super::poison;
 
 /// Unpark token: the lock was released; compete for it again.
 pub(crate) const TOKEN_NORMAL: UnparkToken = shim::TOKEN_COMPETE;

@@ -58,4 +58,3 @@ impl Flag {
         self.failed.store(false, Relaxed);
     }
 }
-

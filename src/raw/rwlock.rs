@@ -23,13 +23,13 @@ use std::time::{Duration, Instant};
 
 use super::charge::{self, Charge, ChargedUntil, QueueScan};
 use super::mutex::{TOKEN_HANDOFF, TOKEN_NORMAL};
+use super::poison;
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
     self, AtomicUsize, FilterOp,
     Ordering::{Acquire, Relaxed, Release},
     ParkResult, SpinWait, UnparkResult,
 };
-use super::poison;
 
 /// Held by a writer.
 const WRITER: usize = 0b0_0001;
