@@ -344,6 +344,15 @@ pub(crate) struct BlockWait {
 }
 
 impl BlockWait {
+    /// Restarts the wait's clock: for a wait begun before the thread knew it
+    /// would park (a writer prepares its wait before it keeps readers out,
+    /// so that nothing allocates while it does), whose clock starts at the
+    /// park.
+    #[inline]
+    pub(crate) fn restart(&mut self) {
+        self.start = clock::now();
+    }
+
     /// The prepared bucket itself (published or not), if the wait has one.
     fn bucket(&self) -> Option<&table::Bucket> {
         match self.bucket.as_ref()? {
@@ -369,19 +378,47 @@ impl BlockWait {
     }
 }
 
-thread_local! {
-    /// An unpublished bucket that an unsampled wait did not need, kept until
-    /// this thread next begins a wait: freeing it where the wait ended would
-    /// call the allocator inside the critical section the thread just
-    /// entered. At most one per thread.
-    static SPARE_BUCKET: Cell<Option<Box<table::Bucket>>> = const { Cell::new(None) };
+/// A thread's unpublished buckets that unsampled waits did not need, linked
+/// through their chain field, kept until the thread next begins a wait:
+/// freeing one where a wait ended would call the allocator inside the
+/// critical section the thread just entered (with an allocator that takes
+/// that very lock: a self-deadlock). Usually none or one; a wait nested in
+/// another's set-up (an allocator's lock) can add one more.
+struct SpareBuckets(Cell<*mut table::Bucket>);
+
+impl SpareBuckets {
+    fn push(&self, bucket: Box<table::Bucket>) {
+        self.0.set(bucket.into_spare(self.0.get()));
+    }
+
+    fn free_all(&self) {
+        let list = self.0.replace(core::ptr::null_mut());
+        // SAFETY: the list was built by `push` only, on this thread.
+        unsafe { table::Bucket::free_spares(list) };
+    }
 }
 
-/// Keeps `bucket` to be freed later (see [`SPARE_BUCKET`]).
+impl Drop for SpareBuckets {
+    fn drop(&mut self) {
+        self.free_all();
+    }
+}
+
+thread_local! {
+    /// See [`SpareBuckets`]. First touched by `begin_wait` (where setting
+    /// up a thread-local may allocate), before any `keep_spare`.
+    static SPARE_BUCKETS: SpareBuckets = const { SpareBuckets(Cell::new(core::ptr::null_mut())) };
+}
+
+/// Keeps `bucket` to be freed later (see [`SpareBuckets`]); never frees.
 #[inline]
 fn keep_spare(bucket: Box<table::Bucket>) {
-    if let Ok(older) = SPARE_BUCKET.try_with(|spare| spare.replace(Some(bucket))) {
-        drop(older);
+    let mut bucket = Some(bucket);
+    let _ = SPARE_BUCKETS.try_with(|spares| spares.push(bucket.take().expect("once")));
+    // During thread exit (thread-locals gone) nothing can be kept: leak it
+    // rather than free it here.
+    if let Some(bucket) = bucket {
+        core::mem::forget(bucket);
     }
 }
 
@@ -438,7 +475,7 @@ fn begin_wait(
         return BlockWait::timed_only(site, kind);
     };
     // Free what an earlier unsampled wait left, here, outside any lock.
-    drop(SPARE_BUCKET.try_with(Cell::take).ok().flatten());
+    let _ = SPARE_BUCKETS.try_with(SpareBuckets::free_all);
     // Seed this thread's generator now rather than at the end.
     rate::with_rng(|_| ());
     let mut stack = stack::StackBuf::new();
@@ -502,6 +539,17 @@ pub(crate) fn cancel_block_wait(wait: BlockWait) {
         waited.truncated,
         weight,
     );
+}
+
+/// Drops a wait begun by [`begin_block_wait`] that turned out not to block
+/// (the lock was taken by spinning): records nothing, and keeps a bucket
+/// made for it to be freed later, never here (the caller may hold the lock
+/// an allocator takes).
+#[inline]
+pub(crate) fn discard_block_wait(wait: BlockWait) {
+    if let Some(table::Prepared::New(bucket)) = wait.bucket {
+        keep_spare(bucket);
+    }
 }
 
 /// Ends a wait begun by [`begin_block_wait`]: the whole wait, however many

@@ -97,6 +97,27 @@ impl Bucket {
         })
     }
 
+    /// Links this unpublished bucket in front of `next`, a list of spare
+    /// buckets (see `profile::SpareBuckets`); returns the new list.
+    pub(crate) fn into_spare(mut self: Box<Self>, next: *mut Bucket) -> *mut Bucket {
+        self.chain = next;
+        Box::into_raw(self)
+    }
+
+    /// Frees a list made by [`into_spare`](Self::into_spare).
+    ///
+    /// # Safety
+    ///
+    /// `list` is null or came from `into_spare`, and nobody else holds it.
+    pub(crate) unsafe fn free_spares(mut list: *mut Bucket) {
+        while !list.is_null() {
+            // SAFETY: every element was made by `Box::into_raw` in
+            // `into_spare` and is owned by the list (our precondition).
+            let bucket = unsafe { Box::from_raw(list) };
+            list = bucket.chain;
+        }
+    }
+
     pub(crate) fn add(&self, weight: Weight) {
         let _ = self
             .count_bits

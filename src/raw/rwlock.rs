@@ -7,19 +7,19 @@
 //! holding it: a phase change then costs ~50 ns of work instead of waiting
 //! out a wake-up, and no unlock ever holds the lock while it is inside
 //! `parking_lot_core` (where an allocation may re-enter it, see `shim`).
-//! Fairness comes from two starvation flags set by a waiter that has waited
-//! longer than the fairness bound (~0.5 ms): a starving writer keeps new
-//! readers out, starving readers keep new writers out; and from a hand-over
-//! of a *free* lock to a starving writer at the head of its queue (taken in
-//! the unpark callback only if nobody holds it, as the mutex does).
-//! A writer blocked by readers parks with a timeout of the fairness bound,
-//! so that under a continuous flood of readers (where no reader is ever
-//! the last out) it still gets to raise its flag: its wait is bounded by the
-//! bound plus the longest read section.
+//! Fairness: a writer that parks keeps new readers out (flag WW, as
+//! parking_lot's writer bit does), so a flood of readers cannot starve it:
+//! the readers inside drain and the last one out wakes it. Waiters that have
+//! waited longer than the fairness bound (~0.5 ms) get the lock handed over
+//! at the next unlock that wakes them, taken in the unpark callback on their
+//! behalf only if it is free (as the mutex does): a starving writer by the
+//! last reader out or a write unlock, starving readers (all parked readers
+//! at once) by a write unlock. So neither side starves the other for long,
+//! and no unlock ever promises a lock it has not released.
 
 use core::cell::{Cell, RefCell};
 use core::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::charge::{self, Charge, ChargedUntil, QueueScan};
 use super::mutex::{TOKEN_HANDOFF, TOKEN_NORMAL};
@@ -37,14 +37,14 @@ const WRITER: usize = 0b0_0001;
 const WRITER_PARKED: usize = 0b0_0010;
 /// Readers are parked (or about to park) on the reader queue.
 const READER_PARKED: usize = 0b0_0100;
-/// A parked writer has waited past the fairness bound: new readers stay out
-/// (unless readers starve too), so the readers in drain and it gets in.
-const WRITER_STARVING: usize = 0b0_1000;
-/// A parked reader has waited past the fairness bound: writers stay out
-/// until a reader gets in.
-const READER_STARVING: usize = 0b1_0000;
+/// A writer is waiting (spinning, parked, or woken and on its way): new
+/// readers stay out, so the readers inside drain and it gets in
+/// (parking_lot's writer bit does the same). Set by a writer that finds the
+/// lock taken; cleared by a writer that takes the lock, and when the writer
+/// queue is found empty.
+const WRITER_WAITING: usize = 0b0_1000;
 /// One reader, in the count above the flag bits.
-const ONE_READER: usize = 0b10_0000;
+const ONE_READER: usize = 0b1_0000;
 const READERS_MASK: usize = !(ONE_READER - 1);
 
 /// A reader-writer lock without data.
@@ -59,13 +59,13 @@ pub(crate) struct RawRwLock {
     ///   n>0   | 0 | Read-locked by n.
     ///    0    | 1 | Write-locked.
     ///
-    /// A reader may join when W is clear and WS is clear (or RS is set: both
-    /// starving, readers go first); a writer may take the lock when W, the
-    /// readers and RS are clear. WP and RP are set by a waiter before it
-    /// parks and cleared only under their queue's lock (when it empties), so
-    /// a parked thread always has a waker: every unlock that sees a parked
-    /// bit wakes that queue (all readers; one writer). WS is cleared with WP
-    /// and by a writer that takes the lock; RS by a reader that joins.
+    /// A reader may join when W and WW are clear; a writer may take the lock
+    /// when W and the readers are clear. WP and RP are set by a waiter
+    /// before it parks and cleared only under their queue's lock (when it
+    /// empties), so a parked thread always has a waker: every unlock that
+    /// sees a parked bit wakes that queue (all readers; one writer). Readers
+    /// that starve behind writers get the lock handed to them by a write
+    /// unlock (taken in the unpark callback only if no writer holds it).
     ///
     /// Acquire when taking, Release when giving up.
     state: AtomicUsize,
@@ -78,19 +78,16 @@ pub(crate) struct RawRwLock {
     readers_charged: ChargedUntil,
 }
 
-/// Whether a reader may join a lock in `state` (on the slow path; the fast
-/// path also refuses RS, which only the slow path clears).
+/// Whether a reader may join a lock in `state`.
 #[inline(always)]
 fn readable(state: usize) -> bool {
-    state & WRITER == 0
-        && (state & WRITER_STARVING == 0 || state & READER_STARVING != 0)
-        && state & READERS_MASK != READERS_MASK
+    state & (WRITER | WRITER_WAITING) == 0 && state & READERS_MASK != READERS_MASK
 }
 
 /// Whether a writer may take a lock in `state`.
 #[inline(always)]
 fn writable(state: usize) -> bool {
-    state & (WRITER | READERS_MASK | READER_STARVING) == 0
+    state & (WRITER | READERS_MASK) == 0
 }
 
 impl RawRwLock {
@@ -119,12 +116,10 @@ impl RawRwLock {
     pub(crate) fn try_read(&self) -> bool {
         let mut state = self.state.load(Relaxed);
         while readable(state) {
-            match self.state.compare_exchange_weak(
-                state,
-                (state + ONE_READER) & !READER_STARVING,
-                Acquire,
-                Relaxed,
-            ) {
+            match self
+                .state
+                .compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed)
+            {
                 Ok(_) => return true,
                 Err(actual) => state = actual,
             }
@@ -137,8 +132,7 @@ impl RawRwLock {
     #[inline(always)]
     pub(crate) fn read_fast(&self) -> bool {
         let state = self.state.load(Relaxed);
-        state & (WRITER | WRITER_STARVING | READER_STARVING) == 0
-            && state & READERS_MASK != READERS_MASK
+        readable(state)
             && self
                 .state
                 .compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed)
@@ -148,12 +142,10 @@ impl RawRwLock {
     #[inline(always)]
     pub(crate) fn try_write(&self) -> bool {
         let mut state = self.state.load(Relaxed);
-        // Unlike a waiting writer, `try_write` ignores RS: it never waits,
-        // so it cannot starve anyone for long.
         while state & (WRITER | READERS_MASK) == 0 {
             match self.state.compare_exchange_weak(
                 state,
-                (state | WRITER) & !WRITER_STARVING,
+                (state | WRITER) & !WRITER_WAITING,
                 Acquire,
                 Relaxed,
             ) {
@@ -226,19 +218,19 @@ impl RawRwLock {
             // instead of parking (see `shim`), and do not record.
             return self.wait_spinning(writer);
         }
-        let (kind, key, parked_bit, starving_bit) = if writer {
+        let (kind, key, parked_bit, flags) = if writer {
             (
                 EventKind::RwLockWrite,
                 self.writer_key(),
                 WRITER_PARKED,
-                WRITER_STARVING,
+                WRITER_PARKED | WRITER_WAITING,
             )
         } else {
             (
                 EventKind::RwLockRead,
                 self.reader_key(),
                 READER_PARKED,
-                READER_STARVING,
+                READER_PARKED,
             )
         };
         let mut spin = SpinWait::new();
@@ -246,14 +238,12 @@ impl RawRwLock {
         let mut block: Option<profile::BlockWait> = None;
         // Where this waiter's next charge starts (see `RawMutex::lock_slow`).
         let mut wait_from = 0u64;
-        // A writer's park timed out at the fairness bound: it is starving.
-        let mut timed_out_once = false;
         let mut state = self.state.load(Relaxed);
         loop {
             let (free, next) = if writer {
-                (writable(state), (state | WRITER) & !WRITER_STARVING)
+                (writable(state), (state | WRITER) & !WRITER_WAITING)
             } else {
-                (readable(state), (state + ONE_READER) & !READER_STARVING)
+                (readable(state), state + ONE_READER)
             };
             if free {
                 match self
@@ -268,6 +258,28 @@ impl RawRwLock {
             if !writer && state & READERS_MASK == READERS_MASK {
                 panic!("too many readers of an RwLock");
             }
+            // A writer keeps new readers out from the moment it waits (as
+            // parking_lot's writer bit does), so that the readers inside
+            // drain while it spins, instead of a flood of readers running
+            // on until it parks.
+            if writer && state & WRITER_WAITING == 0 {
+                // Everything of the profiler that may allocate happens
+                // before WW is set: an allocator that reads this lock would
+                // otherwise wait for this very writer.
+                if first_park.is_none() && block.is_none() {
+                    block = profile::begin_block_wait(kind, Some(site), mark);
+                }
+                if let Err(actual) = self.state.compare_exchange_weak(
+                    state,
+                    state | WRITER_WAITING,
+                    Relaxed,
+                    Relaxed,
+                ) {
+                    state = actual;
+                    continue;
+                }
+                state |= WRITER_WAITING;
+            }
             // Spin a little while nobody of our kind is parked.
             if state & parked_bit == 0 && spin.spin() {
                 state = self.state.load(Relaxed);
@@ -275,13 +287,23 @@ impl RawRwLock {
             }
             let now = profile::now();
             let first = *first_park.get_or_insert_with(|| {
-                // Capture the stack now, while waiting anyway (see RawMutex).
-                block = profile::begin_block_wait(kind, Some(site), mark);
+                // Capture the stack now, while waiting anyway (see RawMutex);
+                // a writer did it before it set WW: its clock starts now.
+                match block.as_mut() {
+                    Some(wait) => wait.restart(),
+                    None if !writer => {
+                        block = profile::begin_block_wait(kind, Some(site), mark);
+                    }
+                    None => {}
+                }
                 wait_from = now;
                 now
             });
-            let starving = timed_out_once || charge::starving(first, now);
-            let flags = parked_bit | if starving { starving_bit } else { 0 };
+            // A starving waiter asks for the lock to be handed over.
+            let starving = charge::starving(first, now);
+            // A writer that parks keeps new readers out at once (WW): the
+            // readers inside drain and the last one out wakes it, so a flood
+            // of readers cannot starve it.
             if state & flags != flags {
                 if let Err(actual) =
                     self.state
@@ -299,24 +321,13 @@ impl RawRwLock {
                 let s = self.state.load(Relaxed);
                 s & parked_bit != 0 && if writer { !writable(s) } else { !readable(s) }
             };
-            // A writer kept out by readers only (who never hand over to it
-            // under a continuous flood) wakes at the fairness bound to raise
-            // WS. Dropping out of the queue, the last writer clears WP (and
-            // WS) under the queue lock, as an unlock that empties it would.
-            let timeout = (writer && !starving && state & WRITER == 0)
-                .then(|| Instant::now() + fair_duration());
-            let timed_out = |_, was_last: bool| {
-                if was_last {
-                    self.state
-                        .fetch_and(!(WRITER_PARKED | WRITER_STARVING), Relaxed);
-                    self.writers_charged.clear();
-                }
-            };
+            let timed_out = |_, _| unreachable!("lock waits have no timeout");
             // SAFETY: the key is one of this lock's two addresses; the
             // closures neither panic, allocate nor call into the parking lot.
-            let result = unsafe { shim::park(key, validate, || {}, timed_out, token, timeout) };
+            let result =
+                unsafe { shim::park(key, validate, || {}, timed_out, token, None::<Instant>) };
             match result {
-                // We hold the lock: handed over (writers only).
+                // We hold the lock: handed over.
                 ParkResult::Unparked(TOKEN_HANDOFF) => break,
                 // Woken to compete: a further charge starts where the
                 // unlocker's stopped.
@@ -325,15 +336,20 @@ impl RawRwLock {
                         wait_from = tick;
                     }
                 }
-                ParkResult::TimedOut => timed_out_once = true,
                 ParkResult::Invalid => {}
+                ParkResult::TimedOut => unreachable!("lock waits have no timeout"),
             }
             spin.reset();
             state = self.state.load(Relaxed);
         }
-        // One event for the whole wait, however often this thread parked.
+        // One event for the whole wait, however often this thread parked; a
+        // writer that got in by spinning did not block.
         if let Some(wait) = block {
-            profile::end_block_wait(wait);
+            if first_park.is_some() {
+                profile::end_block_wait(wait);
+            } else {
+                profile::discard_block_wait(wait);
+            }
         }
     }
 
@@ -347,20 +363,18 @@ impl RawRwLock {
         loop {
             let state = self.state.load(Relaxed);
             let taken = if writer {
-                // RS is ignored, as by `try_write`: the readers it protects
-                // may be parked behind this very thread.
                 state & (WRITER | READERS_MASK) == 0
                     && self
                         .state
                         .compare_exchange_weak(
                             state,
-                            (state | WRITER) & !WRITER_STARVING,
+                            (state | WRITER) & !WRITER_WAITING,
                             Acquire,
                             Relaxed,
                         )
                         .is_ok()
             } else {
-                // WS is ignored for the same reason.
+                // WW is ignored for the same reason.
                 state & WRITER == 0
                     && state & READERS_MASK != READERS_MASK
                     && self
@@ -503,7 +517,8 @@ impl RawRwLock {
 
     /// Wakes the head writer to compete (or hands it the lock, if it is
     /// starving and the lock is free), charging its wait and the queued
-    /// writers' by the N-waiter rule. Clears WP and WS when the queue empties.
+    /// writers' by the N-waiter rule. Clears WP (and WW if nobody was woken)
+    /// when the queue empties.
     fn wake_writer(&self, profiling: bool) -> Charge {
         let scan = RefCell::new(QueueScan::default());
         let mut charge = Charge::default();
@@ -530,7 +545,7 @@ impl RawRwLock {
                     let more = result.have_more_threads;
                     let taken = self.state.fetch_update(Acquire, Relaxed, |s| {
                         writable(s).then(|| {
-                            let s = (s | WRITER) & !WRITER_STARVING;
+                            let s = (s | WRITER) & !WRITER_WAITING;
                             if more { s } else { s & !WRITER_PARKED }
                         })
                     });
@@ -542,8 +557,17 @@ impl RawRwLock {
             if !result.have_more_threads {
                 self.writers_charged.clear();
                 if token != TOKEN_HANDOFF {
-                    self.state
-                        .fetch_and(!(WRITER_PARKED | WRITER_STARVING), Relaxed);
+                    // WW stays while a woken writer is on its way: it takes
+                    // the lock (clearing WW) or parks again (setting it), so
+                    // readers do not rush in before it runs. With nobody
+                    // woken (the writer that set the flags has not parked
+                    // yet; it will look again), both go.
+                    let clear = if result.unparked_threads > 0 {
+                        WRITER_PARKED
+                    } else {
+                        WRITER_PARKED | WRITER_WAITING
+                    };
+                    self.state.fetch_and(!clear, Relaxed);
                 }
             }
             token
@@ -554,17 +578,24 @@ impl RawRwLock {
         charge
     }
 
-    /// Wakes every parked reader to compete, charging each one's wait
-    /// exactly (from the reader queue's last charge). Clears RP.
+    /// Wakes every parked reader, charging each one's wait exactly (from the
+    /// reader queue's last charge), and clears RP. If one of them is
+    /// starving and no writer holds the lock, the lock is handed to them all
+    /// as readers (taken here, on their behalf, only if free; never
+    /// promised); else they compete.
     fn wake_readers(&self, profiling: bool) -> Charge {
         let now = Cell::new(0u64);
         let since = Cell::new(None);
+        let starving = Cell::new(false);
         let mut charge = Charge::default();
         let filter = |token| {
             if now.get() == 0 {
                 let tick = profile::now();
                 now.set(tick);
                 since.set(self.readers_charged.get(tick));
+            }
+            if charge::should_hand_off(token, now.get()) {
+                starving.set(true);
             }
             if profiling || charge::is_profiled(token) {
                 charge.add(Charge {
@@ -574,11 +605,24 @@ impl RawRwLock {
             }
             FilterOp::Unpark
         };
-        let callback = |_: UnparkResult| {
+        let callback = |result: UnparkResult| {
             // Every reader is woken: the queue is empty.
-            self.state
-                .fetch_and(!(READER_PARKED | READER_STARVING), Relaxed);
             self.readers_charged.clear();
+            let n = result.unparked_threads;
+            let handed = starving.get()
+                && n > 0
+                && self
+                    .state
+                    .fetch_update(Acquire, Relaxed, |s| {
+                        (s & WRITER == 0
+                            && (s & READERS_MASK) / ONE_READER + n < READERS_MASK / ONE_READER)
+                            .then(|| (s & !READER_PARKED) + n * ONE_READER)
+                    })
+                    .is_ok();
+            if handed {
+                return TOKEN_HANDOFF;
+            }
+            self.state.fetch_and(!READER_PARKED, Relaxed);
             if now.get() == 0 {
                 TOKEN_NORMAL
             } else {
@@ -618,13 +662,4 @@ impl RawRwLock {
         unsafe { shim::unpark_filter(self.reader_key(), filter, callback) };
         Charge { delay, woken: 0 }
     }
-}
-
-/// The fairness bound as a [`Duration`], for a writer's park timeout.
-fn fair_duration() -> Duration {
-    Duration::from_nanos(
-        profile::ticks_per_second_if_known().map_or(500_000, |rate| {
-            (charge::fair_ticks() as f64 * 1e9 / rate) as u64
-        }),
-    )
 }

@@ -65,8 +65,8 @@ pub(crate) fn set_loom_reentry_hook(hook: Option<fn()>) {
 pub(crate) mod profile {
     pub(crate) use crate::profile::clock::{difference_truncated, elapsed, elapsed_truncated};
     pub(crate) use crate::profile::{
-        BlockWait, EventKind, LockSite, StackMark, begin_block_wait, block_start, end_block_wait,
-        mutex_profiling_on, now, record_block, record_mutex,
+        BlockWait, EventKind, LockSite, StackMark, begin_block_wait, block_start,
+        discard_block_wait, end_block_wait, mutex_profiling_on, now, record_block, record_mutex,
     };
 
     /// Ticks per second if the clock is already calibrated (never calibrates:
@@ -118,6 +118,12 @@ pub(crate) mod profile {
     }
     /// A wait begun by `begin_block_wait`: its logical start.
     pub(crate) struct BlockWait(u64);
+    impl BlockWait {
+        pub(crate) fn restart(&mut self) {
+            self.0 = now();
+        }
+    }
+    pub(crate) fn discard_block_wait(_wait: BlockWait) {}
     pub(crate) fn begin_block_wait(
         _kind: EventKind,
         _site: Option<LockSite>,
