@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use syncprof::labels;
 use syncprof::profile::{self, Profile, Value};
 use syncprof::{Condvar, Mutex, RwLock, mpsc};
 
@@ -85,22 +86,35 @@ fn publish(service: &Service, output: Output) {
     }
 }
 
+/// The kind of request a job is, for the `request` label: a third are
+/// reports, the rest searches.
+fn request_kind(key: u64) -> &'static str {
+    if key % 3 == 0 { "report" } else { "search" }
+}
+
 #[inline(never)]
 fn worker(service: &Service, jobs: mpsc::Receiver<u64>) {
     for key in jobs {
-        let rounds = service.config.read().unwrap().rounds;
-        let value = lookup_or_compute(service, key, rounds);
-        // A little work outside any lock.
-        let checksum = compute(value, rounds / 8);
-        publish(
-            service,
-            Output {
-                key,
-                value: checksum,
-            },
-        );
-        service.jobs_done.fetch_add(1, Ordering::Relaxed);
+        // Every wait and contended unlock of this job is labelled with its
+        // kind of request (see `syncprof::labels`).
+        labels::with(&[("request", request_kind(key))], || job(service, key));
     }
+}
+
+#[inline(never)]
+fn job(service: &Service, key: u64) {
+    let rounds = service.config.read().unwrap().rounds;
+    let value = lookup_or_compute(service, key, rounds);
+    // A little work outside any lock.
+    let checksum = compute(value, rounds / 8);
+    publish(
+        service,
+        Output {
+            key,
+            value: checksum,
+        },
+    );
+    service.jobs_done.fetch_add(1, Ordering::Relaxed);
 }
 
 #[inline(never)]
@@ -245,6 +259,9 @@ fn main() -> io::Result<()> {
     print_top("mutex profile: who made them wait", &mutex);
 
     let hot = mutex.records().first().and_then(|r| r.lock_site());
+    if let Some(site) = hot {
+        print_tags(&dir, site);
+    }
     let dir = dir.display();
     println!("Dig further:");
     println!("  go tool pprof -top {dir}/mutex.pb.gz");
@@ -258,6 +275,9 @@ fn main() -> io::Result<()> {
     }
     println!(
         "  go tool pprof -tagfocus kind=condvar -top {dir}/block.pb.gz   # idle waits, not contention"
+    );
+    println!(
+        "  go tool pprof -tagfocus request=report -top {dir}/mutex.pb.gz # what report requests held"
     );
     println!(
         "  go tool pprof -http=:8081 {dir}/mutex.pb.gz                  # graph and flame graph in a browser"
@@ -324,4 +344,33 @@ fn print_top(title: &str, profile: &Profile) {
         );
     }
     println!();
+}
+
+/// Prints `go tool pprof -tags` of both profiles for the hottest lock: its
+/// waits and its holds split by kind of request (the `request` label).
+fn print_tags(dir: &Path, site: profile::LockSite) {
+    let focus = format!("lock={}:{}", site.file(), site.line());
+    for (file, what) in [
+        ("block.pb.gz", "who waited on it"),
+        ("mutex.pb.gz", "who held it"),
+    ] {
+        let path = dir.join(file);
+        println!(
+            "go tool pprof -tags -tagfocus {focus} {}   # {what}",
+            path.display()
+        );
+        match std::process::Command::new("go")
+            .args(["tool", "pprof", "-tags", "-tagfocus", &focus])
+            .arg(&path)
+            .output()
+        {
+            Ok(out) if out.status.success() => {
+                for line in String::from_utf8_lossy(&out.stdout).lines() {
+                    println!("  {line}");
+                }
+            }
+            _ => println!("  (needs `go` on PATH)"),
+        }
+        println!();
+    }
 }

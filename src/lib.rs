@@ -59,6 +59,9 @@
 //! - With feature `http`, [`http::serve`]: Go's `/debug/pprof/block` and
 //!   `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
 //!   profilers. With feature `flamegraph`, SVG flame graphs.
+//! - [`labels`]: which request, tenant or span waited and which held the
+//!   lock: `labels::with(&[("route", "/api/users")], || …)`, or
+//!   `fut.with_labels(…)` for async code; exported as pprof sample labels.
 //! - With feature `tokio`, [`tokio`](mod@tokio): `tokio::sync`'s `Mutex`,
 //!   `RwLock`, `Semaphore`, `Notify`, `Barrier` and `mpsc`, recording async
 //!   waits on the task's stack and charging releases to the mutex profile.
@@ -79,6 +82,8 @@
 #[cfg_attr(loom, allow(dead_code))]
 pub mod profile;
 pub mod sync;
+
+pub mod labels;
 
 pub use sync::mpsc;
 

@@ -9,7 +9,7 @@ use syncprof::profile::{EventKind, Profile, ProfileKind, Record, Value};
 
 /// Return addresses inside this test binary's code, so they symbolize.
 fn addrs() -> Vec<usize> {
-    let here = addrs as usize;
+    let here = addrs as *const () as usize;
     vec![here + 8, here + 16, here + 24]
 }
 
