@@ -705,10 +705,32 @@ fn hash_str(s: &str) -> u64 {
 /// `base` with `labels` added (reserved keys prefixed), interned; `None` if
 /// empty.
 fn merge_intern(base: Option<Labels>, labels: &[(&str, &str)]) -> Option<Labels> {
+    merge_intern_with(base, labels, Wait::Block).flatten()
+}
+
+/// Whether interning a new set may wait for the insertion lock.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// It may (a user's `with`/`set`).
+    Block,
+    /// It may not: called on a lock's slow path, possibly from inside an
+    /// allocator or while the thread holds locks another thread's
+    /// interning might need.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    Never,
+}
+
+/// [`merge_intern`]; `None` when the set is new and `wait` is
+/// [`Wait::Never`] and another interning is under way.
+fn merge_intern_with(
+    base: Option<Labels>,
+    labels: &[(&str, &str)],
+    wait: Wait,
+) -> Option<Option<Labels>> {
     if let Some(base) = base {
         if base.is_overflow() {
             // A thread already over the cap stays there until restored.
-            return Some(base);
+            return Some(Some(base));
         }
     }
     let mut merged = Merged::new();
@@ -718,7 +740,7 @@ fn merge_intern(base: Option<Labels>, labels: &[(&str, &str)]) -> Option<Labels>
     for &(key, value) in labels {
         merged.put(recorded_key(key), value);
     }
-    intern(&merged)
+    intern(&merged, wait)
 }
 
 /// A per-thread memo of recent [`set`]s, so that a handler entering the
@@ -853,14 +875,16 @@ static MAX_SETS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_SETS);
 static OVERFLOWED: AtomicU64 = AtomicU64::new(0);
 
 /// The interned copy of `merged`, made if needed (or the overflow set).
-fn intern(merged: &Merged<'_>) -> Option<Labels> {
+fn intern(merged: &Merged<'_>, wait: Wait) -> Option<Option<Labels>> {
     if merged.len == 0 {
-        return None;
+        return Some(None);
     }
     let hash = merged.hash();
     let slot = &TABLE[hash as usize & (SLOTS - 1)];
-    find(slot.load(Ordering::Acquire), hash, merged.as_slice())
-        .or_else(|| Some(intern_slow(slot, hash, merged)))
+    if let Some(found) = find(slot.load(Ordering::Acquire), hash, merged.as_slice()) {
+        return Some(Some(found));
+    }
+    intern_slow(slot, hash, merged, wait).map(Some)
 }
 
 fn find(mut node: *mut Node, hash: u64, pairs: &[(&str, &str)]) -> Option<Labels> {
@@ -880,16 +904,28 @@ fn find(mut node: *mut Node, hash: u64, pairs: &[(&str, &str)]) -> Option<Labels
 
 #[cold]
 #[inline(never)]
-fn intern_slow(slot: &AtomicPtr<Node>, hash: u64, merged: &Merged<'_>) -> Labels {
+fn intern_slow(
+    slot: &AtomicPtr<Node>,
+    hash: u64,
+    merged: &Merged<'_>,
+    wait: Wait,
+) -> Option<Labels> {
     let pairs = merged.as_slice();
-    let _insert = INSERT.lock().unwrap_or_else(|e| e.into_inner());
+    let _insert = match wait {
+        Wait::Block => INSERT.lock().unwrap_or_else(|e| e.into_inner()),
+        Wait::Never => match INSERT.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        },
+    };
     let head = slot.load(Ordering::Acquire);
     if let Some(found) = find(head, hash, pairs) {
-        return found;
+        return Some(found);
     }
     if LEN.load(Ordering::Relaxed) >= MAX_SETS.load(Ordering::Relaxed) {
         OVERFLOWED.fetch_add(1, Ordering::Relaxed);
-        return Labels(&OVERFLOW);
+        return Some(Labels(&OVERFLOW));
     }
     let leak = |s: &str| -> &'static str { Box::leak(s.into()) };
     let pairs: Box<[(&'static str, &'static str)]> = pairs
@@ -909,7 +945,7 @@ fn intern_slow(slot: &AtomicPtr<Node>, hash: u64, merged: &Merged<'_>) -> Labels
     }));
     slot.store(node, Ordering::Release);
     LEN.fetch_add(1, Ordering::Relaxed);
-    Labels(&node.set)
+    Some(Labels(&node.set))
 }
 
 /// Sets the cap on distinct label sets (default [`DEFAULT_MAX_SETS`]). Sets
@@ -957,7 +993,9 @@ pub fn overflowed() -> u64 {
 /// on slow paths only. Span fields are not taken: reading them needs the
 /// subscriber's cooperation and their values are often unbounded (ids).
 /// A `span` label set explicitly with [`with`] is overridden by the span's
-/// name while a span is entered.
+/// name while a span is entered. The first event of a new (labels, span)
+/// combination interns it; if another thread is interning a set at that
+/// moment, that one event goes without its `span` label rather than wait.
 ///
 /// # Examples
 ///
@@ -1006,7 +1044,11 @@ mod tracing_adapter {
                 return merged;
             }
         }
-        let merged = merge_intern(current, &[("span", name)]);
+        // Never waits: this runs on a lock's slow path. A new set that
+        // cannot be interned right now goes without its span label.
+        let Some(merged) = merge_intern_with(current, &[("span", name)], Wait::Never) else {
+            return current;
+        };
         let _ = LAST.try_with(|last| last.set(Some((current, name, merged))));
         merged
     }

@@ -16,7 +16,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use syncprof::Mutex;
-use syncprof::labels::{self, Labels, WithLabels};
+use syncprof::labels::{self, Labels};
 use syncprof::profile::{self, EventKind, Profile, Record, Value};
 
 /// Serialises the tests of this file (the profile, its rates and the
@@ -381,6 +381,9 @@ fn the_number_of_label_sets_is_capped() {
     assert_eq!(again, got[0]);
     assert_eq!(got[5].to_string(), "{labels_overflow=true}");
     // Nesting on the overflow set stays there.
+    let _over = labels::enter(got[5]);
+    assert!(labels::with(&[("route", "/a")], labels::current).is_overflow());
+    // The event recorded over the cap carries the overflow set.
     let blocks = mine(&profile::block().delta(&block0), site);
     assert_eq!(blocks.len(), 1);
     assert!(blocks[0].labels().is_overflow(), "{blocks:#?}");
@@ -390,6 +393,7 @@ fn the_number_of_label_sets_is_capped() {
 mod tokio_tasks {
     use super::*;
     use std::collections::{HashMap, HashSet};
+    use syncprof::labels::WithLabels;
 
     #[track_caller]
     fn new_async_mutex() -> (Arc<syncprof::tokio::Mutex<u64>>, Site) {
