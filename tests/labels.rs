@@ -12,6 +12,7 @@ mod go_pprof;
 use std::panic::Location;
 use std::process::Command;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -98,12 +99,28 @@ fn wait_for_lock(mutex: &Mutex<()>) -> Duration {
 /// both waiters wait from the same stack.
 fn spawn_waiter(mutex: &Arc<Mutex<()>>, route: &'static str) -> thread::JoinHandle<Duration> {
     let mutex = Arc::clone(mutex);
-    thread::spawn(move || labels::with(&[("route", route)], || wait_for_lock(&mutex)))
+    thread::spawn(move || {
+        started();
+        labels::with(&[("route", route)], || wait_for_lock(&mutex))
+    })
 }
 
-/// Gives spawned waiters time to reach the held lock and park (there is no
-/// public queue length); a waiter that is late only waits less.
-fn settle() {
+/// Waiter threads started since the last [`settle`] (the tests are serial).
+static STARTED: AtomicUsize = AtomicUsize::new(0);
+
+/// Called first by every waiter thread.
+fn started() {
+    STARTED.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Waits until `waiters` threads have started, then gives them time to reach
+/// the held lock and park (there is no public queue length); a waiter that
+/// is late only waits less.
+fn settle(waiters: usize) {
+    while STARTED.load(Ordering::SeqCst) < waiters {
+        thread::sleep(Duration::from_millis(1));
+    }
+    STARTED.store(0, Ordering::SeqCst);
     thread::sleep(Duration::from_millis(50));
 }
 
@@ -115,7 +132,7 @@ fn same_stack_two_label_sets_two_block_records() {
     let guard = mutex.lock().unwrap();
     let a = spawn_waiter(&mutex, "a");
     let b = spawn_waiter(&mutex, "b");
-    settle();
+    settle(2);
     thread::sleep(Duration::from_millis(200));
     drop(guard);
     let waited_a = a.join().unwrap().as_secs_f64();
@@ -189,7 +206,7 @@ fn mutex_records_carry_the_unlockers_labels() {
     let (mutex, site) = new_mutex();
     let guard = labels::with(&[("route", "holder")], || mutex.lock().unwrap());
     let waiter = spawn_waiter(&mutex, "waiter");
-    settle();
+    settle(1);
     // Released under a different set than it was taken under: the set at
     // the unlock is the one charged.
     labels::with(&[("tenant", "t1"), ("route", "releaser")], || {
@@ -232,10 +249,11 @@ fn nesting_restores_and_the_inner_value_wins() {
         let m = Arc::clone(&mutex);
         let labelled = labels::current();
         let waiter = thread::spawn(move || {
+            started();
             let _in = labels::enter(labelled);
             wait_for_lock(&m)
         });
-        settle();
+        settle(1);
         drop(guard);
         waiter.join().unwrap();
         let blocks = mine(&profile::block().delta(&block0), site);
@@ -264,9 +282,10 @@ fn reserved_keys_are_prefixed_and_never_shadow_kind_or_lock() {
     let guard = mutex.lock().unwrap();
     let m = Arc::clone(&mutex);
     let waiter = thread::spawn(move || {
+        started();
         labels::with(&[("kind", "evil"), ("lock", "evil")], || wait_for_lock(&m))
     });
-    settle();
+    settle(1);
     drop(guard);
     waiter.join().unwrap();
     let window = profile::block().delta(&block0);
@@ -306,7 +325,7 @@ fn go_tool_pprof_tagfocus_selects_one_label_and_tags_splits_them() {
     let guard = mutex.lock().unwrap();
     let a = spawn_waiter(&mutex, "tagged-a");
     let b = spawn_waiter(&mutex, "tagged-b");
-    settle();
+    settle(2);
     drop(guard);
     a.join().unwrap();
     b.join().unwrap();
@@ -362,9 +381,10 @@ fn the_number_of_label_sets_is_capped() {
     let guard = mutex.lock().unwrap();
     let m = Arc::clone(&mutex);
     let waiter = thread::spawn(move || {
+        started();
         labels::with(&[("request_id", "one-too-many")], || wait_for_lock(&m))
     });
-    settle();
+    settle(1);
     drop(guard);
     waiter.join().unwrap();
     // Sets interned before the cap keep working.
@@ -510,13 +530,14 @@ fn tracing_span_name_is_the_span_label() {
     let m = Arc::clone(&mutex);
     labels::from_tracing(true);
     let waiter = thread::spawn(move || {
+        started();
         tracing::subscriber::with_default(tracing_subscriber::registry(), || {
             let span = tracing::info_span!("handle_checkout");
             let _entered = span.enter();
             labels::with(&[("route", "/checkout")], || wait_for_lock(&m))
         })
     });
-    settle();
+    settle(1);
     drop(guard);
     waiter.join().unwrap();
     labels::from_tracing(false);
