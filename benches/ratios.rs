@@ -120,12 +120,14 @@ fn contended<L: Lock>(lock: &L, threads: usize, iters: u64, period: Duration) ->
     ops.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
 }
 
-/// Read-heavy RwLock: ops/s over `period` with `threads` threads, 1 write in 100.
+/// Read-heavy RwLock: ops/s over `period` with `threads` threads, one write
+/// in `write_every` operations.
 fn rwlock_read_heavy<R: Sync>(
     lock: &R,
     read: fn(&R) -> u64,
     write: fn(&R),
     threads: usize,
+    write_every: u64,
     period: Duration,
 ) -> f64 {
     let stop = AtomicBool::new(false);
@@ -136,7 +138,7 @@ fn rwlock_read_heavy<R: Sync>(
             s.spawn(|| {
                 let mut local = 0u64;
                 while !stop.load(Ordering::Relaxed) {
-                    if local % 100 == 99 {
+                    if local % write_every == write_every - 1 {
                         write(lock);
                     } else {
                         black_box(read(lock));
@@ -409,8 +411,8 @@ fn main() {
         }
     }
 
-    // Read-heavy RwLock, 4 threads.
-    {
+    // Read-heavy RwLock: 1%, 5% and 20% writes, 4 and 16 threads.
+    for (threads, write_every) in [(4, 100), (4, 20), (4, 5), (16, 100), (16, 20), (16, 5)] {
         let std_lock = std::sync::RwLock::new(0u64);
         let pl_lock = parking_lot::RwLock::new(0u64);
         let sp_lock = syncprof::RwLock::new(0u64);
@@ -419,45 +421,135 @@ fn main() {
                 &std_lock,
                 |l| *l.read().unwrap(),
                 |l| *l.write().unwrap() += 1,
-                4,
+                threads,
+                write_every,
                 period,
             )
         };
-        let mut b = || rwlock_read_heavy(&pl_lock, |l| *l.read(), |l| *l.write() += 1, 4, period);
-        let mut c = || {
-            Profiling::Off.apply();
+        let mut b = || {
+            rwlock_read_heavy(
+                &pl_lock,
+                |l| *l.read(),
+                |l| *l.write() += 1,
+                threads,
+                write_every,
+                period,
+            )
+        };
+        let sp = |profiling: Profiling| {
+            profiling.apply();
             rwlock_read_heavy(
                 &sp_lock,
                 |l| *l.read().unwrap(),
                 |l| *l.write().unwrap() += 1,
-                4,
+                threads,
+                write_every,
                 period,
             )
         };
-        let s = interleaved(&mut [("std", &mut a), ("parking_lot", &mut b), ("off", &mut c)]);
-        let (std_med, pl_med, off_med) = (
-            stats(s[0].clone()).1,
-            stats(s[1].clone()).1,
-            stats(s[2].clone()).1,
-        );
+        let mut c = || sp(Profiling::Off);
+        let mut d = || sp(Profiling::On);
+        let s = interleaved(&mut [
+            ("std", &mut a),
+            ("parking_lot", &mut b),
+            ("off", &mut c),
+            ("on", &mut d),
+        ]);
+        Profiling::Off.apply();
+        let writes = 100 / write_every;
         println!(
-            "rwlock read-heavy 4 threads (Mops/s, median): std {:.2}  parking_lot {:.2}  syncprof off {:.2}",
-            std_med / 1e6,
-            pl_med / 1e6,
-            off_med / 1e6
+            "rwlock {writes}% writes, {threads} threads (Mops/s, median): std {:.2}  parking_lot {:.2}  syncprof off {:.2}  on {:.2}",
+            stats(s[0].clone()).1 / 1e6,
+            stats(s[1].clone()).1 / 1e6,
+            stats(s[2].clone()).1 / 1e6,
+            stats(s[3].clone()).1 / 1e6,
         );
-        rows.push((
-            "rwlock read-heavy, 4 threads".into(),
-            "syncprof off / std (throughput)".into(),
-            paired(&s[2], &s[0]),
-            "".into(),
-        ));
-        rows.push((
-            "rwlock read-heavy, 4 threads".into(),
-            "syncprof off / parking_lot (throughput)".into(),
-            paired(&s[2], &s[1]),
-            "".into(),
-        ));
+        let case = format!("rwlock {writes}% writes, {threads} threads");
+        for (name, idx) in [("off", 2), ("on", 3)] {
+            rows.push((
+                case.clone(),
+                format!("syncprof {name} / std (throughput)"),
+                paired(&s[idx], &s[0]),
+                "".into(),
+            ));
+            rows.push((
+                case.clone(),
+                format!("syncprof {name} / parking_lot (throughput)"),
+                paired(&s[idx], &s[1]),
+                "".into(),
+            ));
+        }
+    }
+
+    // Writer progress under a continuous flood of 16 readers: the longest of
+    // 200 writes, for each lock (the same flood).
+    fn writer_progress<R: Sync>(lock: &R, read: fn(&R), write: fn(&R)) -> (Duration, Duration) {
+        let stop = AtomicBool::new(false);
+        let mut waits = Vec::with_capacity(200);
+        std::thread::scope(|s| {
+            for _ in 0..16 {
+                s.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        read(lock);
+                    }
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            for _ in 0..200 {
+                let t = Instant::now();
+                write(lock);
+                waits.push(t.elapsed());
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        waits.sort();
+        (waits[waits.len() / 2], waits[waits.len() - 1])
+    }
+    {
+        Profiling::Off.apply();
+        let std_lock = std::sync::RwLock::new(0u64);
+        let pl_lock = parking_lot::RwLock::new(0u64);
+        let sp_lock = syncprof::RwLock::new(0u64);
+        let results = [
+            (
+                "std",
+                writer_progress(
+                    &std_lock,
+                    |l| {
+                        black_box(*l.read().unwrap() + work(50));
+                    },
+                    |l| *l.write().unwrap() += 1,
+                ),
+            ),
+            (
+                "parking_lot",
+                writer_progress(
+                    &pl_lock,
+                    |l| {
+                        black_box(*l.read() + work(50));
+                    },
+                    |l| *l.write() += 1,
+                ),
+            ),
+            (
+                "syncprof",
+                writer_progress(
+                    &sp_lock,
+                    |l| {
+                        black_box(*l.read().unwrap() + work(50));
+                    },
+                    |l| *l.write().unwrap() += 1,
+                ),
+            ),
+        ];
+        for (name, (median, worst)) in results {
+            println!(
+                "rwlock writer progress under 16 readers ({name}): median {:.3} ms, longest {:.2} ms of 200 writes",
+                median.as_secs_f64() * 1e3,
+                worst.as_secs_f64() * 1e3
+            );
+        }
     }
 
     // Channels.

@@ -7,19 +7,32 @@
 //! | route | serves |
 //! | --- | --- |
 //! | `GET /debug/pprof/` | an HTML index of the profiles, with the current rate and fraction |
+//! | `/debug/pprof` | 301 to `/debug/pprof/` (as Go's `ServeMux`), so the index's relative links work |
 //! | `GET /debug/pprof/block`, `/debug/pprof/mutex` | gzipped pprof (`application/octet-stream`, `attachment; filename="block"`) |
 //! | `…?debug=1` | Go's text format (`text/plain; charset=utf-8`) |
-//! | `…?seconds=N` | the delta over the next N seconds (`filename="block-delta"`, `duration_nanos` set) |
+//! | `…?seconds=N` | the delta over the next N seconds (`filename="block-delta"`, `duration_nanos` set), N at most [`MAX_SECONDS`] |
+//! | `GET /debug/pprof/delta_block`, `/debug/pprof/delta_mutex` | gzipped pprof of what changed since the previous request to the same path, the first request everything so far (Grafana's `godeltaprof` semantics, for Alloy's `godeltaprof` profile types) |
+//! | `…?symbolize=0` (every pprof route) | locations with addresses and mappings only, for server-side symbolization |
+//! | `GET /metrics` (feature `metrics`) | the [`crate::metrics`] in OpenMetrics text, for Prometheus |
 //! | `GET /debug/pprof/settings` | `block_rate=…` and `mutex_fraction=…`, one per line |
 //! | `POST /debug/pprof/settings?block_rate=…&mutex_fraction=…` | changes either or both (not in Go) |
 //!
 //! Errors follow Go's wording: `seconds` that is not a positive integer gets
 //! 400 `invalid value for "seconds" - must be a positive integer`, `seconds`
-//! with `debug` gets 400 `seconds and debug params are incompatible`. A
+//! with `debug` gets 400 `seconds and debug params are incompatible`, and
+//! `seconds` above [`MAX_SECONDS`] gets 400 `profile duration exceeds
+//! server's maximum of 3600 seconds` (Go answers 400 when `seconds` exceeds
+//! its server's `WriteTimeout`; this server has no write timeout, so it has
+//! this bound instead). A
 //! `debug` or settings value that is not an integer gets 400 naming the
 //! parameter (Go would ignore a bad `debug`; a clear error is kinder). An
 //! unknown path is 404, another method 405 (with `Allow`). Every response
 //! carries `X-Content-Type-Options: nosniff`.
+//!
+//! No request can take the server down: each is served on its own thread,
+//! a panic while serving one is caught and answered with 500, and the slot
+//! it held among the [`MAX_IN_FLIGHT`] is given back however the request
+//! ends ([`Server::in_flight`] counts them).
 //!
 //! # Security
 //!
@@ -49,7 +62,11 @@ use tiny_http::{Header, Method, Request, Response, StatusCode};
 use crate::profile::{self, Profile, ProfileKind};
 
 /// Most requests handled at once; more get 503 until one finishes.
-const MAX_IN_FLIGHT: usize = 64;
+pub const MAX_IN_FLIGHT: usize = 64;
+
+/// The longest `seconds=` window served (one hour); a longer one gets 400
+/// rather than holding a request thread for longer.
+pub const MAX_SECONDS: u64 = 3600;
 
 /// A running endpoint. Dropping it (or [`Server::shutdown`]) stops it.
 ///
@@ -59,6 +76,9 @@ pub struct Server {
     addr: SocketAddr,
     http: Arc<tiny_http::Server>,
     stop: Arc<Stop>,
+    /// Requests being served: taken by the accept loop, given back by a
+    /// [`Slot`] when the request's thread ends, however it ends.
+    in_flight: Arc<AtomicUsize>,
     accept: Option<JoinHandle<()>>,
 }
 
@@ -75,19 +95,24 @@ impl Stop {
     }
 
     /// Sleeps for `duration` or until the server stops; true if it stopped.
+    /// A duration past the end of `Instant`'s range waits until the stop.
     fn sleep(&self, duration: Duration) -> bool {
-        let deadline = Instant::now() + duration;
+        let deadline = Instant::now().checked_add(duration);
         let mut stopped = self.stopped.lock().unwrap_or_else(|e| e.into_inner());
         while !*stopped {
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            stopped = self
-                .wake
-                .wait_timeout(stopped, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            stopped = match deadline {
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return false;
+                    }
+                    self.wake
+                        .wait_timeout(stopped, deadline - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+                None => self.wake.wait(stopped).unwrap_or_else(|e| e.into_inner()),
+            };
         }
         true
     }
@@ -112,7 +137,7 @@ pub fn serve(addr: impl ToSocketAddrs) -> io::Result<Server> {
     let mut last_error = io::Error::new(io::ErrorKind::InvalidInput, "no address to bind");
     for candidate in addr.to_socket_addrs()? {
         match tiny_http::Server::http(candidate) {
-            Ok(http) => return Server::start(http),
+            Ok(http) => return Server::start(http, route),
             Err(e) => last_error = io::Error::other(e.to_string()),
         }
     }
@@ -120,7 +145,7 @@ pub fn serve(addr: impl ToSocketAddrs) -> io::Result<Server> {
 }
 
 impl Server {
-    fn start(http: tiny_http::Server) -> io::Result<Server> {
+    fn start(http: tiny_http::Server, router: Router) -> io::Result<Server> {
         let addr = http
             .server_addr()
             .to_ip()
@@ -130,18 +155,35 @@ impl Server {
             stopped: StdMutex::new(false),
             wake: StdCondvar::new(),
         });
+        let in_flight = Arc::new(AtomicUsize::new(0));
         let accept = {
-            let (http, stop) = (Arc::clone(&http), Arc::clone(&stop));
+            let (http, stop, in_flight) =
+                (Arc::clone(&http), Arc::clone(&stop), Arc::clone(&in_flight));
             std::thread::Builder::new()
                 .name("syncprof-http".into())
-                .spawn(move || accept_loop(&http, &stop))?
+                .spawn(move || accept_loop(&http, &stop, &in_flight, router))?
         };
         Ok(Server {
             addr,
             http,
             stop,
+            in_flight,
             accept: Some(accept),
         })
+    }
+
+    /// Requests being served right now (at most [`MAX_IN_FLIGHT`]); 0 once
+    /// every request has been answered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = syncprof::http::serve("127.0.0.1:0")?;
+    /// assert_eq!(server.in_flight(), 0);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
     }
 
     /// The address the server listens on (with the real port when bound to
@@ -180,26 +222,52 @@ impl std::fmt::Debug for Server {
     }
 }
 
-fn accept_loop(http: &tiny_http::Server, stop: &Arc<Stop>) {
-    let in_flight = Arc::new(AtomicUsize::new(0));
+/// One of the [`MAX_IN_FLIGHT`] request slots, given back when dropped: at
+/// the end of the request's thread, on a panic, or when the thread could not
+/// be spawned at all.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    /// Takes a slot, or `None` when all are in use.
+    fn take(in_flight: &Arc<AtomicUsize>) -> Option<Slot> {
+        let slot = Slot(Arc::clone(in_flight));
+        // On failure the slot is dropped right away, giving the count back.
+        (in_flight.fetch_add(1, Ordering::AcqRel) < MAX_IN_FLIGHT).then_some(slot)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// What answers a request: [`route`], or a stand-in in tests.
+type Router = fn(&Request, &Stop) -> Reply;
+
+fn accept_loop(
+    http: &tiny_http::Server,
+    stop: &Arc<Stop>,
+    in_flight: &Arc<AtomicUsize>,
+    router: Router,
+) {
     for request in http.incoming_requests() {
         if stop.is_stopped() {
             let _ = request.respond(text(503, "server shutting down"));
             break;
         }
-        if in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
-            in_flight.fetch_sub(1, Ordering::AcqRel);
+        let Some(slot) = Slot::take(in_flight) else {
             let _ = request.respond(text(503, "too many requests in flight"));
             continue;
-        }
-        let (stop, in_flight) = (Arc::clone(stop), Arc::clone(&in_flight));
-        // A request whose thread cannot be spawned is dropped, which closes
-        // its connection: the client sees the failure.
+        };
+        let stop = Arc::clone(stop);
+        // A request whose thread cannot be spawned is dropped (with its
+        // slot), which closes its connection: the client sees the failure.
         let _ = std::thread::Builder::new()
             .name("syncprof-http-request".into())
             .spawn(move || {
-                handle(request, &stop);
-                in_flight.fetch_sub(1, Ordering::AcqRel);
+                let _slot = slot;
+                handle(request, &stop, router);
             });
     }
 }
@@ -217,8 +285,13 @@ fn text(status: u16, body: &str) -> Reply {
         .with_header(header("Content-Type", "text/plain; charset=utf-8"))
 }
 
-fn handle(request: Request, stop: &Stop) {
-    let reply = route(&request, stop).with_header(header("X-Content-Type-Options", "nosniff"));
+/// Answers one request. A panic while routing it (a bug) is answered with
+/// 500 and goes no further than this request.
+fn handle(request: Request, stop: &Stop, router: Router) {
+    let routed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| router(&request, stop)));
+    let reply = routed
+        .unwrap_or_else(|_| text(500, "internal error while serving this request"))
+        .with_header(header("X-Content-Type-Options", "nosniff"));
     let _ = request.respond(reply);
 }
 
@@ -235,7 +308,16 @@ fn route(request: &Request, stop: &Stop) -> Reply {
     let allow =
         |methods: &str| text(405, "method not allowed").with_header(header("Allow", methods));
     match path {
-        "/debug/pprof" | "/debug/pprof/" => match method {
+        // Go's `ServeMux` redirects a subtree's root without its slash, for
+        // any method, keeping the query.
+        "/debug/pprof" => {
+            let location = match request.url().split_once('?') {
+                Some((_, query)) => format!("/debug/pprof/?{query}"),
+                None => "/debug/pprof/".to_owned(),
+            };
+            text(301, "Moved Permanently").with_header(header("Location", &location))
+        }
+        "/debug/pprof/" => match method {
             Method::Get | Method::Head => index(),
             _ => allow("GET, HEAD"),
         },
@@ -248,6 +330,15 @@ fn route(request: &Request, stop: &Stop) -> Reply {
                 };
                 serve_profile(kind, &query, stop)
             }
+            _ => allow("GET, HEAD"),
+        },
+        "/debug/pprof/delta_block" | "/debug/pprof/delta_mutex" => match method {
+            Method::Get | Method::Head => serve_delta(path, &query),
+            _ => allow("GET, HEAD"),
+        },
+        #[cfg(feature = "metrics")]
+        "/metrics" => match method {
+            Method::Get | Method::Head => serve_metrics(),
             _ => allow("GET, HEAD"),
         },
         "/debug/pprof/settings" => match method {
@@ -327,12 +418,18 @@ fn serve_profile(kind: ProfileKind, query: &Query, stop: &Stop) -> Reply {
         if debug != 0 {
             return text(400, "seconds and debug params are incompatible");
         }
+        if seconds > MAX_SECONDS {
+            return text(
+                400,
+                &format!("profile duration exceeds server's maximum of {MAX_SECONDS} seconds"),
+            );
+        }
         let earlier = snapshot(kind);
         if stop.sleep(Duration::from_secs(seconds)) {
             return text(503, "server shutting down");
         }
         let delta = snapshot(kind).delta(&earlier);
-        return pprof_reply(&delta, &format!("{name}-delta"));
+        return pprof_reply_with(&delta, &format!("{name}-delta"), symbolized(query));
     }
     let profile = snapshot(kind);
     if debug != 0 {
@@ -343,7 +440,39 @@ fn serve_profile(kind: ProfileKind, query: &Query, stop: &Stop) -> Reply {
         return Response::from_data(body)
             .with_header(header("Content-Type", "text/plain; charset=utf-8"));
     }
-    pprof_reply(&profile, name)
+    pprof_reply_with(&profile, name, symbolized(query))
+}
+
+/// `symbolize=0` asks for locations with addresses and mappings only (for
+/// server-side symbolization); anything else, or no parameter, symbolizes.
+fn symbolized(query: &Query) -> bool {
+    param(query, "symbolize") != Some("0")
+}
+
+/// The `godeltaprof` windows of `/debug/pprof/delta_block` and
+/// `/debug/pprof/delta_mutex`: one per path, shared by every server.
+static DELTA_BLOCK: profile::DeltaProfiler = profile::DeltaProfiler::new(ProfileKind::Block);
+static DELTA_MUTEX: profile::DeltaProfiler = profile::DeltaProfiler::new(ProfileKind::Mutex);
+
+/// `GET /debug/pprof/delta_block|delta_mutex`: what changed since the
+/// previous request to the same path (the first: everything so far), as
+/// Grafana's `godeltaprof` serves it.
+fn serve_delta(path: &str, query: &Query) -> Reply {
+    let (delta, name) = if path.ends_with("block") {
+        (&DELTA_BLOCK, "delta_block")
+    } else {
+        (&DELTA_MUTEX, "delta_mutex")
+    };
+    pprof_reply_with(&delta.next(), name, symbolized(query))
+}
+
+/// `GET /metrics`: the OpenMetrics text of [`crate::metrics`].
+#[cfg(feature = "metrics")]
+fn serve_metrics() -> Reply {
+    Response::from_data(crate::metrics::encode_text().into_bytes()).with_header(header(
+        "Content-Type",
+        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+    ))
 }
 
 fn snapshot(kind: ProfileKind) -> Profile {
@@ -353,9 +482,14 @@ fn snapshot(kind: ProfileKind) -> Profile {
     }
 }
 
-fn pprof_reply(profile: &Profile, filename: &str) -> Reply {
+fn pprof_reply_with(profile: &Profile, filename: &str, symbolized: bool) -> Reply {
     let mut body = Vec::new();
-    if let Err(e) = profile.write_pprof(&mut body) {
+    let written = if symbolized {
+        profile.write_pprof(&mut body)
+    } else {
+        profile.write_pprof_unsymbolized(&mut body)
+    };
+    if let Err(e) = written {
         return text(500, &format!("could not write profile: {e}"));
     }
     Response::from_data(body)
@@ -455,6 +589,53 @@ fn change_settings(query: &Query) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+
+    /// Sends one raw HTTP/1.1 request; returns the status and the response.
+    fn raw_get(addr: SocketAddr, target: &str) -> (u16, String) {
+        let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        write!(
+            stream,
+            "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        let status = response
+            .get(9..12)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        (status, response)
+    }
+
+    #[test]
+    fn a_panicking_request_gets_500_and_the_server_goes_on() {
+        fn panicky(request: &Request, stop: &Stop) -> Reply {
+            if request.url() == "/boom" {
+                panic!("a bug while serving");
+            }
+            route(request, stop)
+        }
+        let http = tiny_http::Server::http("127.0.0.1:0").expect("bind");
+        let server = Server::start(http, panicky).expect("start");
+        for _ in 0..(2 * MAX_IN_FLIGHT) {
+            let (status, _) = raw_get(server.local_addr(), "/boom");
+            assert_eq!(status, 500);
+        }
+        let (status, body) = raw_get(server.local_addr(), "/debug/pprof/settings");
+        assert_eq!(status, 200, "{body}");
+        // The slots come back once each request's thread has ended, which
+        // is just after its reply.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while server.in_flight() != 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(server.in_flight(), 0);
+        server.shutdown();
+    }
 
     #[test]
     fn queries_decode() {

@@ -40,6 +40,26 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
+//! For stacks worth reading, the crate you build needs two settings that a
+//! dependency cannot set for it (syncprof's own `.cargo/config.toml` does not
+//! carry over):
+//!
+//! ```toml
+//! # Cargo.toml: files, lines and inlined frames; without it only functions
+//! # that were not inlined are named, from the symbol table.
+//! [profile.release]
+//! debug = "line-tables-only"
+//!
+//! # .cargo/config.toml (or RUSTFLAGS): ~50 ns stack capture instead of ~4 µs.
+//! [build]
+//! rustflags = ["-C", "force-frame-pointers=yes"]
+//! ```
+//!
+//! The first export says once on stderr which of them is missing
+//! (`SYNCPROF_NO_HINTS=1` silences it). Exported stacks start at each
+//! thread's own function: std's thread start-up frames are cut, as in Rust's
+//! short backtraces ([`profile::set_full_stacks`] keeps them).
+//!
 //! # What is here
 //!
 //! - The primitives, with `std::sync`'s API item for item (poisoning,
@@ -47,6 +67,9 @@
 //!   [`Barrier`] and the channels in [`mpsc`]. Each remembers where it was
 //!   created (the `lock` label of its samples). See [`sync`] for how they
 //!   differ from std (sizes, fairness).
+//! - Every other stable item of `std::sync`, re-exported, so that replacing
+//!   `std::sync` with `syncprof` in every `use` is the whole change (see
+//!   [below](#stdsync-item-by-item)).
 //! - The controls: [`set_block_rate`] / [`block_rate`] (nanoseconds; 0 off, 1
 //!   every wait) and [`set_mutex_fraction`] / [`mutex_fraction`] (0 off, n =
 //!   one in n), also read at start-up from `SYNCPROF_BLOCK_RATE`,
@@ -56,8 +79,17 @@
 //!   [`write_pprof`](profile::Profile::write_pprof) (gzipped pprof, Go's
 //!   layout), [`write_text`](profile::Profile::write_text) (Go's `debug=1`),
 //!   [`write_folded`](profile::Profile::write_folded) (flame graphs).
-//! - With feature `http`, [`http::serve`]: Go's `/debug/pprof/block` and
-//!   `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
+// A link to `http::serve` only when it exists: docs.rs builds with every
+// feature; `cargo doc` without features must not warn.
+#![cfg_attr(
+    feature = "http",
+    doc = " - With feature `http`, [`http::serve`]: Go's `/debug/pprof/block`"
+)]
+#![cfg_attr(
+    not(feature = "http"),
+    doc = " - With feature `http`, `http::serve`: Go's `/debug/pprof/block`"
+)]
+//!   and `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
 //!   profilers. With feature `flamegraph`, SVG flame graphs.
 //! - [`labels`]: which request, tenant or span waited and which held the
 //!   lock: `labels::with(&[("route", "/api/users")], || …)`, or
@@ -65,6 +97,29 @@
 //! - With feature `tokio`, [`tokio`](mod@tokio): `tokio::sync`'s `Mutex`,
 //!   `RwLock`, `Semaphore`, `Notify`, `Barrier` and `mpsc`, recording async
 //!   waits on the task's stack and charging releases to the mutex profile.
+//!
+//! # `std::sync`, item by item
+//!
+//! | `std::sync` item (Rust 1.95, stable) | in `syncprof` |
+//! | --- | --- |
+//! | `Mutex`, `MutexGuard` | **replaced**: [`Mutex`], [`MutexGuard`] (record) |
+//! | `RwLock`, `RwLockReadGuard`, `RwLockWriteGuard` | **replaced**: [`RwLock`], [`RwLockReadGuard`], [`RwLockWriteGuard`] (record) |
+//! | `Condvar` | **replaced**: [`Condvar`] (records) |
+//! | `Barrier` | **replaced**: [`Barrier`] (records) |
+//! | `mpsc` (`channel`, `sync_channel`, `Sender`, `SyncSender`, `Receiver`, `Iter`, `TryIter`, `IntoIter`) | **replaced**: [`mpsc`] (records) |
+//! | `mpsc::{SendError, RecvError, TryRecvError, RecvTimeoutError, TrySendError}` | re-exported from `std` |
+//! | `BarrierWaitResult`, `WaitTimeoutResult` | syncprof's own, same API (returned by the replaced types) |
+//! | `LockResult`, `TryLockResult`, `PoisonError`, `TryLockError` | re-exported from `std` (the same types: code matching on `std::sync::TryLockError` keeps compiling) |
+//! | `Arc`, `Weak` | re-exported from `std` (no waiting) |
+//! | `Once`, `OnceState`, `OnceLock`, `LazyLock` | re-exported from `std` (not recorded: they wait only while one initialisation runs) |
+//! | `atomic` | re-exported from `std` (no waiting) |
+//! | `ONCE_INIT` (deprecated) | re-exported from `std` |
+//!
+//! Unstable items (`Exclusive`, `mpmc`, `ReentrantLock`, `Mapped*Guard`,
+//!   `nonpoison`, `poison`, `oneshot`, `UniqueArc`) are not re-exported.
+//! - With feature `metrics`, [`metrics`]: exact (unsampled) per-lock wait
+//!   counts, seconds, histograms and maxima for Prometheus, through
+//!   `prometheus-client` (and `GET /metrics` with `http`).
 //!
 //! # Cost
 //!
@@ -75,6 +130,7 @@
 //! `-C force-frame-pointers=yes` for fast stack capture (~50 ns for 30
 //! frames); without frame pointers the DWARF unwinder is used (~4 µs).
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
@@ -88,8 +144,11 @@ pub mod labels;
 pub use sync::mpsc;
 
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 
+#[cfg(feature = "metrics")]
+pub mod metrics;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 
@@ -101,6 +160,14 @@ pub use sync::{
     Barrier, BarrierWaitResult, Condvar, LockResult, Mutex, MutexGuard, PoisonError, RwLock,
     RwLockReadGuard, RwLockWriteGuard, TryLockError, TryLockResult, WaitTimeoutResult,
 };
+
+// The rest of `std::sync` (Rust 1.95's stable items), so that `use
+// std::sync::{Arc, Mutex}` becomes `use syncprof::{Arc, Mutex}`: these block
+// nobody (or, for `Once`, `OnceLock` and `LazyLock`, only during one
+// initialisation) and are `std`'s own items, not wrappers.
+#[allow(deprecated)]
+pub use std::sync::ONCE_INIT;
+pub use std::sync::{Arc, LazyLock, Once, OnceLock, OnceState, Weak, atomic};
 
 /// Hooks for the loom model tests (`--cfg loom` only): the profiler stub's
 /// switch, logical clock and totals.

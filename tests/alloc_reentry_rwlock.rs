@@ -79,7 +79,11 @@ fn case(threads: usize) {
     let turns = support::round_robin(threads, threads.min(9), 10_000);
     assert_eq!(turns, 10_000);
     let frees = *ALLOCATOR.frees.read().unwrap();
-    assert_eq!(frees, ALLOCATOR.frees_checked.load(Relaxed), "a lost update");
+    assert_eq!(
+        frees,
+        ALLOCATOR.frees_checked.load(Relaxed),
+        "a lost update"
+    );
     assert!(frees > 10_000, "{frees}");
     println!(
         "CHILD ok: {threads} threads, {frees} frees, {} allocations",

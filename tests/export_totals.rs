@@ -15,8 +15,22 @@ fn addrs() -> Vec<usize> {
 
 fn profile(kind: ProfileKind) -> Profile {
     let records = vec![
-        Record::synthetic(100.0, 5_000_000, addrs(), false, Some(EventKind::Mutex), None),
-        Record::synthetic(3.0, 2_000_000, addrs()[1..].to_vec(), true, Some(EventKind::RwLockRead), None),
+        Record::synthetic(
+            100.0,
+            5_000_000,
+            addrs(),
+            false,
+            Some(EventKind::Mutex),
+            None,
+        ),
+        Record::synthetic(
+            3.0,
+            2_000_000,
+            addrs()[1..].to_vec(),
+            true,
+            Some(EventKind::RwLockRead),
+            None,
+        ),
         // The overflow record: no addresses at all.
         Record::synthetic(600.0, 9_000_000, Vec::new(), false, None, None),
     ];

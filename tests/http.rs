@@ -334,7 +334,12 @@ fn bad_queries_get_go_s_errors() {
         "/",
         "/debug/pprof/heap",
         "/debug/pprof/block/extra",
-        "/metrics",
+        // `/metrics` exists with feature `metrics` (tests/metrics_prometheus.rs).
+        if cfg!(feature = "metrics") {
+            "/metrics/extra"
+        } else {
+            "/metrics"
+        },
     ] {
         let reply = get(&server.url(path));
         assert_eq!(reply.status, 404, "{path}");

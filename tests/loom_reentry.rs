@@ -19,8 +19,13 @@ use loom::thread;
 use std::sync::atomic::AtomicUsize as PlainAtomicUsize;
 use syncprof::{Condvar, Mutex, RwLock};
 
-/// One model at a time: the hook and the stub profiler are process-wide.
+/// One test at a time: the hook, the fairness bound and the stub profiler
+/// are process-wide.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 loom::lazy_static! {
     /// The allocator's mutex.
@@ -82,10 +87,12 @@ fn rwlock_read_allocation() {
     }
 }
 
+/// Runs `f` under loom with `hook` at the re-entry points. The caller holds
+/// [`serial`] (the hook and the fairness bound are process-wide, and loom
+/// replays executions: nothing global may change during a model).
 fn model(budget: usize, hook: fn(), f: impl Fn() + Sync + Send + 'static) -> usize {
     use std::sync::atomic::AtomicUsize;
     static RUNS: AtomicUsize = AtomicUsize::new(0);
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     RUNS.store(0, SeqCst);
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(builder.preemption_bound.map_or(2, |env| env.min(2)));
@@ -109,6 +116,7 @@ fn model(budget: usize, hook: fn(), f: impl Fn() + Sync + Send + 'static) -> usi
 /// lost one deadlocks the model.
 #[test]
 fn a_mutex_in_the_allocator_beside_a_condvar_round_trip() {
+    let _serial = serial();
     let runs = model(2, mutex_allocation, || {
         syncprof::__loom::reset(true);
         let pair = Arc::new((Mutex::new(false), Condvar::new()));
@@ -137,6 +145,7 @@ fn a_mutex_in_the_allocator_beside_a_condvar_round_trip() {
 /// still get the lock.
 #[test]
 fn an_unlock_inside_parking_lot_core_defers_its_wake_up() {
+    let _serial = serial();
     let runs = model(1, mutex_allocation, || {
         syncprof::__loom::reset(true);
         // As an allocator's critical section, `guard` never blocks.
@@ -164,6 +173,7 @@ fn an_unlock_inside_parking_lot_core_defers_its_wake_up() {
 /// fairness bound makes waiters starve and hand-overs happen).
 #[test]
 fn an_rwlock_writer_in_the_allocator_never_overlaps_another_writer() {
+    let _serial = serial();
     for fair_ticks in [usize::MAX / 4, 1] {
         syncprof::__loom::set_fair_ticks(fair_ticks);
         let runs = model(1, rwlock_write_allocation, || {
@@ -190,6 +200,7 @@ fn an_rwlock_writer_in_the_allocator_never_overlaps_another_writer() {
 /// instead of spinning for ever; `try_write` never succeeds beside a writer.
 #[test]
 fn an_rwlock_reader_in_the_allocator_gets_in_during_a_write_unlock() {
+    let _serial = serial();
     for fair_ticks in [usize::MAX / 4, 1] {
         syncprof::__loom::set_fair_ticks(fair_ticks);
         let runs = model(2, rwlock_read_allocation, || {

@@ -13,8 +13,8 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use syncprof::profile::{self, Profile, Record};
 use syncprof::RwLock;
+use syncprof::profile::{self, Profile, Record};
 
 const HOLD: Duration = Duration::from_millis(120);
 
@@ -73,7 +73,9 @@ struct Waited {
 impl Waited {
     /// The part of this wait before `t`.
     fn before(&self, t: Instant) -> f64 {
-        t.min(self.end).saturating_duration_since(self.start).as_secs_f64()
+        t.min(self.end)
+            .saturating_duration_since(self.start)
+            .as_secs_f64()
     }
     fn total(&self) -> f64 {
         (self.end - self.start).as_secs_f64()
@@ -194,8 +196,7 @@ fn writer_and_readers_behind_writer() {
 /// Readers and a writer queued behind a reader.
 #[test]
 fn readers_and_writer_behind_a_reader() {
-    let (first, before, total, measured) =
-        shape(false, &[true, false], Duration::from_millis(30));
+    let (first, before, total, measured) = shape(false, &[true, false], Duration::from_millis(30));
     assert!(within(first, before, 0.85, 1.1), "{first} vs {before}");
     assert!(within(total, measured, 0.85, 1.15), "{total} vs {measured}");
 }

@@ -72,22 +72,47 @@ fn run_child_test(test: &str, env: &[(&str, &str)]) -> (String, String) {
         cmd.env(k, v);
     }
     let out = cmd.output().expect("run child");
-    assert!(
-        out.status.success(),
-        "child failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
+    let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    );
+    assert!(out.status.success(), "child failed: {stdout}{stderr}");
+    // `--exact` with a name that matches nothing runs nothing and succeeds:
+    // the child must have run exactly the one test, and reached its end.
+    assert!(
+        stdout.contains("running 1 test") && stdout.contains("test result: ok. 1 passed"),
+        "the child did not run {test}: {stdout}{stderr}"
+    );
+    assert!(
+        stdout.contains(CHILD_DONE),
+        "the child returned early from {test}: {stdout}{stderr}"
+    );
+    (stdout, stderr)
 }
 
-/// Only does something in the child process: prints the settings it sees,
-/// twice, so the parent can check that warnings are printed once.
+/// Printed by a child test as its last line: it ran to the end.
+const CHILD_DONE: &str = "CHILD DONE";
+
+/// Whether this process is a child started by [`run_child_test`].
+fn in_child() -> bool {
+    std::env::var_os("SYNCPROF_TEST_CHILD").is_some()
+}
+
+/// In the child process: prints the settings it sees, twice, so the parent
+/// can check that warnings are printed once. In the parent: runs itself as a
+/// child with a clean environment and checks the defaults it printed, so it
+/// cannot pass without the child having run.
 #[test]
 fn child_reports_settings() {
-    if std::env::var_os("SYNCPROF_TEST_CHILD").is_none() {
+    if !in_child() {
+        let (stdout, stderr) = run_child(&[]);
+        let lines: Vec<_> = stdout.lines().filter(|l| l.contains("SETTINGS")).collect();
+        assert_eq!(lines.len(), 2, "{stdout}");
+        assert_eq!(
+            settings_line(&stdout),
+            "SETTINGS block=0 fraction=0 depth=128 buckets=65536"
+        );
+        assert!(!stderr.contains("syncprof:"), "{stderr}");
         return;
     }
     for _ in 0..2 {
@@ -99,6 +124,7 @@ fn child_reports_settings() {
             syncprof::profile::max_buckets()
         );
     }
+    println!("{CHILD_DONE}");
 }
 
 fn settings_line(stdout: &str) -> &str {
@@ -244,11 +270,20 @@ fn max_buckets_takes_zero_and_usize_max() {
     profile::set_max_buckets(previous);
 }
 
-/// Only does something in the child process: blocks on a contended mutex
-/// from 2000 frames deep, and prints the depth of the recorded stack.
+/// In the child process: blocks on a contended mutex from 2000 frames deep,
+/// and prints the depth of the recorded stack. In the parent: runs itself as
+/// a child (depth 64) and checks what it printed.
 #[test]
 fn child_blocks_deep_in_recursion() {
-    if std::env::var_os("SYNCPROF_TEST_CHILD").is_none() {
+    if !in_child() {
+        let (stdout, _) = run_child_test(
+            "child_blocks_deep_in_recursion",
+            &[("SYNCPROF_STACK_DEPTH", "64")],
+        );
+        assert!(
+            stdout.contains("DEEP frames=64 truncated=true depth=64"),
+            "{stdout}"
+        );
         return;
     }
     use std::sync::Arc;
@@ -287,6 +322,7 @@ fn child_blocks_deep_in_recursion() {
         record.is_truncated(),
         syncprof::profile::stack_depth()
     );
+    println!("{CHILD_DONE}");
 }
 
 #[test]

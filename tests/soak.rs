@@ -13,8 +13,8 @@
 //! themselves around each `lock`/`read`/`write`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -31,7 +31,10 @@ fn totals(p: &Profile) -> HashMap<Key, u64> {
         .filter(|r| r.lock_site().is_some_and(|s| s.file().ends_with("soak.rs")))
         .map(|r| {
             let site = r.lock_site().map(|s| s.to_string()).unwrap_or_default();
-            ((r.event_kind(), site, r.addresses().to_vec()), r.delay_nanos())
+            (
+                (r.event_kind(), site, r.addresses().to_vec()),
+                r.delay_nanos(),
+            )
         })
         .collect()
 }
@@ -55,8 +58,12 @@ fn soak_numbers_stay_bounded() {
 
     let workers: Vec<_> = (0..THREADS)
         .map(|t| {
-            let (mutexes, rwlock, stop, measured_ns) =
-                (mutexes.clone(), rwlock.clone(), stop.clone(), measured_ns.clone());
+            let (mutexes, rwlock, stop, measured_ns) = (
+                mutexes.clone(),
+                rwlock.clone(),
+                stop.clone(),
+                measured_ns.clone(),
+            );
             thread::spawn(move || {
                 let mut i = t;
                 let mut waited = 0u64;
@@ -91,7 +98,11 @@ fn soak_numbers_stay_bounded() {
         .collect();
 
     let began = Instant::now();
-    let mut previous = (Instant::now(), totals(&profile::block()), totals(&profile::mutex()));
+    let mut previous = (
+        Instant::now(),
+        totals(&profile::block()),
+        totals(&profile::mutex()),
+    );
     let (mut snapshots, mut records_checked, mut worst) = (0usize, 0usize, 0f64);
     while began.elapsed() < Duration::from_secs(secs) {
         thread::sleep(Duration::from_millis(100));
@@ -149,12 +160,21 @@ fn soak_numbers_stay_bounded() {
         charged / measured
     );
     assert!(snapshots >= secs as usize * 5, "{snapshots} snapshots");
-    assert!(charged <= 1.1 * measured, "mutex {charged} s > 1.1 x measured {measured} s");
+    assert!(
+        charged <= 1.1 * measured,
+        "mutex {charged} s > 1.1 x measured {measured} s"
+    );
     // Far below is expected: a thread's own measure includes the time it
     // spins or waits to be scheduled (16 threads on 2 cores), which no
     // unlock causes; but the profile must see real contention.
-    assert!(charged > 0.001 * measured, "mutex {charged} s for {measured} s measured");
-    assert!(blocked <= 1.1 * measured, "block {blocked} s > 1.1 x measured {measured} s");
+    assert!(
+        charged > 0.001 * measured,
+        "mutex {charged} s for {measured} s measured"
+    );
+    assert!(
+        blocked <= 1.1 * measured,
+        "block {blocked} s > 1.1 x measured {measured} s"
+    );
 }
 
 fn spin(units: u32) {

@@ -75,5 +75,8 @@ fn unsampled_stacks_make_no_bucket() {
     assert_eq!(grown, sampled, "buckets for unsampled stacks");
     // Unbiased: the estimated total is the true one within sampling noise.
     let estimated = window.total_delay().as_secs_f64();
-    assert!((estimated / 2.0 - 1.0).abs() < 0.1, "estimated {estimated} s of 2 s");
+    assert!(
+        (estimated / 2.0 - 1.0).abs() < 0.1,
+        "estimated {estimated} s of 2 s"
+    );
 }

@@ -1,9 +1,6 @@
-//! The profiler: clock, sampling, stack capture, the stack table and the
-//! snapshots that exports read. It knows nothing of locks: primitives call a
-//! handful of crate-internal functions on their slow paths (`block_start` /
-//! `record_block` or `begin_block_wait` / `end_block_wait` for a wait,
-//! `mutex_profiling_on` / `record_mutex` for a contended unlock) and nothing
-//! else.
+//! The profiles: snapshots of what the primitives recorded, and their
+//! exports. Recording happens only on the primitives' slow paths (a wait, or
+//! an unlock that wakes a waiter), never on their fast paths.
 //!
 //! Read a profile with [`block`] or [`mutex`]; each returns a [`Profile`]
 //! snapshot whose [`Record`]s carry counts, delays, raw addresses and labels,
@@ -25,13 +22,17 @@
 //! ```
 
 pub mod clock;
+mod delta;
 pub(crate) mod env;
+#[cfg(feature = "metrics")]
+pub(crate) mod metrics;
 mod pprof;
 pub(crate) mod rate;
 pub(crate) mod stack;
 mod symbolize;
 pub(crate) mod table;
 mod text;
+mod trim;
 
 use core::cell::Cell;
 use core::fmt;
@@ -41,10 +42,12 @@ use std::time::{Duration, SystemTime};
 
 use crate::labels::{self, Labels};
 
+pub use delta::DeltaProfiler;
 pub use rate::{DEFAULT_STACK_DEPTH, MAX_STACK_DEPTH, stack_depth};
 pub use symbolize::Frame;
 pub use table::DEFAULT_MAX_BUCKETS;
 pub use text::Value;
+pub use trim::{full_stacks, set_full_stacks};
 
 pub(crate) use stack::{StackMark, keep_frame};
 
@@ -267,20 +270,60 @@ pub(crate) fn now() -> u64 {
     clock::now()
 }
 
-/// Starts the clock of a blocking wait: `Some(tick)` when block profiling is
-/// on, `None` (and nothing else happens) when it is off. Call it when the
-/// thread has decided to park.
-#[inline]
-pub(crate) fn block_start() -> Option<u64> {
-    (rate::block_rate_ticks() != 0).then(clock::now)
+/// Whether exact per-lock metrics are recorded (feature `metrics`, runtime
+/// switch [`crate::metrics::set_enabled`]): one relaxed load, or `false` at
+/// compile time without the feature.
+#[inline(always)]
+fn metrics_on() -> bool {
+    #[cfg(feature = "metrics")]
+    {
+        metrics::enabled()
+    }
+    #[cfg(not(feature = "metrics"))]
+    {
+        false
+    }
 }
 
-/// Ends a blocking wait that [`block_start`] timed: samples it at the current
-/// block rate and, if kept, records it on the waiter's stack above `mark`.
+/// The metrics series of (`site`, `kind`) when metrics are on. Before a
+/// thread parks: may calibrate the clock (once) and allocate (a new series).
+#[cfg(feature = "metrics")]
+#[inline]
+fn metrics_series(site: Option<LockSite>, kind: EventKind) -> Option<&'static metrics::Series> {
+    if !metrics::enabled() {
+        return None;
+    }
+    metrics::prepare();
+    Some(metrics::series(site, kind))
+}
+
+/// Starts the clock of a blocking wait: `Some(tick)` when block profiling or
+/// the metrics are on, `None` (and nothing else happens) when both are off.
+/// Call it when the thread has decided to park.
+#[inline]
+pub(crate) fn block_start() -> Option<u64> {
+    if rate::block_rate_ticks() != 0 {
+        return Some(clock::now());
+    }
+    if metrics_on() {
+        #[cfg(feature = "metrics")]
+        metrics::prepare();
+        return Some(clock::now());
+    }
+    None
+}
+
+/// Ends a blocking wait that [`block_start`] timed: adds it to the metrics
+/// (exact) and samples it at the current block rate and, if kept, records it
+/// on the waiter's stack above `mark`.
 #[cold]
 #[inline(never)]
 pub(crate) fn record_block(start: u64, kind: EventKind, site: Option<LockSite>, mark: StackMark) {
     let cycles = clock::elapsed(start, clock::now());
+    #[cfg(feature = "metrics")]
+    if let Some(series) = metrics_series(site, kind) {
+        series.record_wait(cycles);
+    }
     record_block_cycles(cycles, kind, site, mark);
 }
 
@@ -317,17 +360,37 @@ pub(crate) struct BlockWait {
     start: u64,
     /// The stack's bucket if the table has it, else one made ready (not in
     /// the table) that is published only if the wait is sampled: a bucket
-    /// exists only for a recorded event.
-    bucket: table::Prepared<'static>,
+    /// exists only for a recorded event. `None` when the wait is timed for
+    /// the metrics only (block profiling off).
+    bucket: Option<table::Prepared<'static>>,
+    /// The wait's metrics series, when metrics are on.
+    #[cfg(feature = "metrics")]
+    series: Option<&'static metrics::Series>,
 }
 
 impl BlockWait {
-    /// The prepared bucket itself (published or not).
-    fn bucket(&self) -> &table::Bucket {
-        match &self.bucket {
-            table::Prepared::Found(bucket) => bucket,
-            table::Prepared::New(bucket) => bucket,
+    /// The prepared bucket itself (published or not), if the wait has one.
+    fn bucket(&self) -> Option<&table::Bucket> {
+        match self.bucket.as_ref()? {
+            table::Prepared::Found(bucket) => Some(bucket),
+            table::Prepared::New(bucket) => Some(bucket),
         }
+    }
+
+    /// A wait timed for the metrics only (no stack, no bucket), when the
+    /// metrics are on.
+    #[allow(unused_variables)]
+    fn timed_only(site: Option<LockSite>, kind: EventKind) -> Option<BlockWait> {
+        #[cfg(feature = "metrics")]
+        {
+            metrics_series(site, kind).map(|series| BlockWait {
+                start: clock::now(),
+                bucket: None,
+                series: Some(series),
+            })
+        }
+        #[cfg(not(feature = "metrics"))]
+        None
     }
 }
 
@@ -347,11 +410,14 @@ fn keep_spare(bucket: Box<table::Bucket>) {
     }
 }
 
-/// Starts the clock of a blocking wait and captures the waiter's stack above
-/// `mark` (see [`StackMark`]); `None` when block profiling is off (or this
-/// thread is already inside the profiler). Call it when the thread has
-/// decided to park, before it parks: it may allocate (a new stack's bucket,
-/// made ready but not yet in the table).
+/// Starts the clock of a blocking wait and, when block profiling is on,
+/// captures the waiter's stack above `mark` (see [`StackMark`]); `None` when
+/// block profiling and the metrics are both off. With block profiling off
+/// (or this thread already inside the profiler) no stack is captured and no
+/// bucket prepared: the wait is timed for the metrics only. Call it when the
+/// thread has decided to park, before it parks: it may allocate (a new
+/// stack's bucket, made ready but not yet in the table, or a new metrics
+/// series).
 ///
 /// A wait on a thread that runs a tokio worker is labelled
 /// `blocking_in_async` (see [`Flags`]).
@@ -363,7 +429,7 @@ pub(crate) fn begin_block_wait(
     mark: StackMark,
 ) -> Option<BlockWait> {
     if rate::block_rate_ticks() == 0 {
-        return None;
+        return BlockWait::timed_only(site, kind);
     }
     begin_wait(kind, site, thread_blocking_flags(), mark)
 }
@@ -380,7 +446,7 @@ pub(crate) fn begin_async_wait(
     mark: StackMark,
 ) -> Option<BlockWait> {
     if rate::block_rate_ticks() == 0 {
-        return None;
+        return BlockWait::timed_only(site, kind);
     }
     begin_wait(
         kind,
@@ -398,7 +464,9 @@ fn begin_wait(
     mark: StackMark,
 ) -> Option<BlockWait> {
     let start = clock::now();
-    let _busy = Recording::enter()?;
+    let Some(_busy) = Recording::enter() else {
+        return BlockWait::timed_only(site, kind);
+    };
     // Free what an earlier unsampled wait left, here, outside any lock.
     drop(SPARE_BUCKET.try_with(Cell::take).ok().flatten());
     // Seed this thread's generator now rather than at the end.
@@ -413,7 +481,12 @@ fn begin_wait(
         stack.addrs(),
         stack.truncated(),
     );
-    Some(BlockWait { start, bucket })
+    Some(BlockWait {
+        start,
+        bucket: Some(bucket),
+        #[cfg(feature = "metrics")]
+        series: metrics_series(site, kind),
+    })
 }
 
 /// Ends a wait begun by [`begin_block_wait`] or [`begin_async_wait`] that
@@ -426,6 +499,10 @@ fn begin_wait(
 #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
 pub(crate) fn cancel_block_wait(wait: BlockWait) {
     let cycles = clock::elapsed(wait.start, clock::now());
+    #[cfg(feature = "metrics")]
+    if let Some(series) = wait.series {
+        series.record_wait(cycles);
+    }
     let rate = rate::block_rate_ticks();
     let Some(_busy) = Recording::enter() else {
         return;
@@ -436,7 +513,9 @@ pub(crate) fn cancel_block_wait(wait: BlockWait) {
     let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) else {
         return;
     };
-    let waited = wait.bucket();
+    let Some(waited) = wait.bucket() else {
+        return;
+    };
     let Some(event) = waited.event else {
         // The overflow bucket (table full): no stack to label.
         table::global()
@@ -461,12 +540,19 @@ pub(crate) fn cancel_block_wait(wait: BlockWait) {
 #[inline]
 pub(crate) fn end_block_wait(wait: BlockWait) {
     let cycles = clock::elapsed(wait.start, clock::now());
+    #[cfg(feature = "metrics")]
+    if let Some(series) = wait.series {
+        series.record_wait(cycles);
+    }
+    let Some(bucket) = wait.bucket else {
+        return;
+    };
     let rate = rate::block_rate_ticks();
     let weight = match Recording::enter() {
         Some(_busy) if rate != 0 => rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)),
         _ => None,
     };
-    let unused = match (wait.bucket, weight) {
+    let unused = match (bucket, weight) {
         (table::Prepared::Found(bucket), Some(weight)) => {
             bucket.add(weight);
             None
@@ -485,16 +571,18 @@ pub(crate) fn end_block_wait(wait: BlockWait) {
 }
 
 /// Whether a thread that queues now should note its queueing tick for the
-/// mutex profile.
+/// mutex profile or the metrics' caused-wait totals (and an unlocker compute
+/// the charge).
 #[inline]
 pub(crate) fn mutex_profiling_on() -> bool {
-    rate::mutex_fraction() != 0
+    rate::mutex_fraction() != 0 || metrics_on()
 }
 
 /// Records a contended unlock that woke `woken` waiters (Go counts one
 /// contention per waiter a release wakes) and caused `delay` ticks of
-/// waiting, on the unlocker's stack above `mark`, sampled at the current
-/// mutex fraction. Call it after the lock is released and the waiters woken,
+/// waiting: exactly in the metrics' caused-wait total of (`site`, `kind`),
+/// and on the unlocker's stack above `mark`, sampled at the current mutex
+/// fraction. Call it after the lock is released and the waiters woken,
 /// outside any `parking_lot_core` callback: it may allocate.
 #[cold]
 #[inline(never)]
@@ -505,6 +593,10 @@ pub(crate) fn record_mutex(
     site: Option<LockSite>,
     mark: StackMark,
 ) {
+    #[cfg(feature = "metrics")]
+    if woken != 0 && metrics::enabled() {
+        metrics::series(site, kind).record_caused(delay);
+    }
     let fraction = rate::mutex_fraction();
     if fraction == 0 || woken == 0 {
         return;

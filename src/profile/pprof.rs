@@ -237,9 +237,21 @@ impl Profile {
         symbolize::clear_cache();
     }
 
-    /// Every return address of every record, symbolized (cached).
+    /// Every return address of every record, symbolized (cached). The first
+    /// export of a process whose stacks lack line numbers or frame pointers
+    /// says so on stderr (see [`symbolize::hint_once`]).
     pub(crate) fn symbols(&self) -> AddrMap<Arc<Symbols>> {
-        symbolize::symbolize(self.records.iter().flat_map(|r| r.addrs.iter().copied()))
+        let symbols =
+            symbolize::symbolize(self.records.iter().flat_map(|r| r.addrs.iter().copied()));
+        symbolize::hint_once(&self.records, &symbols);
+        symbols
+    }
+
+    /// The records and their symbols as pprof and folded stacks show them:
+    /// std's thread start-up frames cut off unless full stacks are asked
+    /// for, records left with equal stacks merged (see [`super::trim`]).
+    pub(crate) fn for_export(&self) -> (Vec<Record>, AddrMap<Arc<Symbols>>) {
+        super::trim::for_export(&self.records, self.symbols())
     }
 
     /// Writes the profile as gzipped pprof (`perftools.profiles.Profile`), in
@@ -277,16 +289,53 @@ impl Profile {
         gz.finish()?.flush()
     }
 
+    /// Writes the profile as gzipped pprof like [`write_pprof`](Self::write_pprof)
+    /// but without symbolizing: each location has only its address and
+    /// mapping (file, build id, offsets, `has_functions` false), for
+    /// server-side symbolization (Parca, or `go tool pprof` given the
+    /// binary). Costs no debug-info reading, and no memory for it.
+    ///
+    /// # Errors
+    ///
+    /// Any error of `w`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pprof = Vec::new();
+    /// syncprof::profile::block().write_pprof_unsymbolized(&mut pprof)?;
+    /// assert_eq!(&pprof[..2], &[0x1f, 0x8b]); // gzip
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn write_pprof_unsymbolized(&self, w: impl Write) -> io::Result<()> {
+        let bytes = self.to_pprof_with(false).encode_to_vec();
+        let mut gz = GzEncoder::new(w, Compression::fast());
+        gz.write_all(&bytes)?;
+        gz.finish()?.flush()
+    }
+
     /// The uncompressed pprof message.
     pub(crate) fn to_pprof(&self) -> pb::Profile {
-        let symbols = self.symbols();
-        let mut b = Builder::new(&symbols);
+        self.to_pprof_with(true)
+    }
+
+    /// The uncompressed pprof message, its locations symbolized (and std's
+    /// start-up frames trimmed, see `trim`) or not (addresses kept whole:
+    /// trimming needs the symbols).
+    pub(crate) fn to_pprof_with(&self, symbolized: bool) -> pb::Profile {
+        let (records, symbols) = if symbolized {
+            self.for_export()
+        } else {
+            (self.records.clone(), AddrMap::default())
+        };
+        let with_mappings = !symbols.is_empty() || (!symbolized && !records.is_empty());
+        let mut b = Builder::new(&symbols, with_mappings);
         let count_type = b.value_type("contentions", "count");
         let delay_type = b.value_type("delay", "nanoseconds");
         let period_type = b.value_type("contentions", "count");
         let kind_key = b.string("kind");
         let lock_key = b.string("lock");
-        let mut order: Vec<&Record> = self.records.iter().collect();
+        let mut order: Vec<&Record> = records.iter().collect();
         order.sort_by_key(|r| std::cmp::Reverse(r.delay_nanos));
         let mut site_labels: HashMap<(&str, u32), i64> = HashMap::new();
         let samples = order
@@ -417,11 +466,11 @@ struct Builder<'s> {
 }
 
 impl<'s> Builder<'s> {
-    fn new(symbols: &'s AddrMap<Arc<Symbols>>) -> Self {
-        let mappings = if symbols.is_empty() {
-            Vec::new()
-        } else {
+    fn new(symbols: &'s AddrMap<Arc<Symbols>>, with_mappings: bool) -> Self {
+        let mappings = if with_mappings {
             symbolize::mappings()
+        } else {
+            Vec::new()
         };
         let mut by_address: Vec<usize> = (0..mappings.len()).collect();
         by_address.sort_by_key(|&i| mappings[i].start);

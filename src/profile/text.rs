@@ -227,12 +227,12 @@ impl Profile {
     /// Folded stacks and their summed values, sorted by stack; with
     /// `labels_root`, each starts with its label set as a frame.
     pub(crate) fn folded(&self, by: Value, labels_root: bool) -> BTreeMap<String, u64> {
-        let symbols = self.symbols();
+        let (records, symbols) = self.for_export();
         // An address's part of a folded line, outermost frame first.
         let mut fragments: AddrMap<String> = AddrMap::default();
         let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
         let mut line = String::new();
-        for record in &self.records {
+        for record in &records {
             let value = by.of(record);
             if value == 0 {
                 continue;
@@ -295,6 +295,7 @@ impl Profile {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     #[cfg(feature = "flamegraph")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "flamegraph")))]
     pub fn write_flamegraph(&self, w: impl Write, by: Value) -> io::Result<()> {
         let folded = self.folded(by, false);
         let lines: Vec<String> = folded

@@ -7,16 +7,16 @@ use core::hint::black_box;
 use std::time::Instant;
 
 use super::charge::{self, Charge, ChargedUntil, QueueScan};
+use super::poison;
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
     self, AtomicU8,
     Ordering::{Acquire, Relaxed, Release},
     ParkResult, SpinWait, UnparkResult, UnparkToken,
 };
-use crate::sync::poison;
 
 /// Unpark token: the lock was released; compete for it again.
-pub(crate) const TOKEN_NORMAL: UnparkToken = UnparkToken(0);
+pub(crate) const TOKEN_NORMAL: UnparkToken = shim::TOKEN_COMPETE;
 /// Unpark token: the lock was handed over; the woken thread holds it.
 pub(crate) const TOKEN_HANDOFF: UnparkToken = UnparkToken(1);
 
@@ -269,7 +269,13 @@ impl RawMutex {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         if let Some(charge) = self.wake() {
-            profile::record_mutex(charge.delay, charge.woken, EventKind::Mutex, Some(site), mark);
+            profile::record_mutex(
+                charge.delay,
+                charge.woken,
+                EventKind::Mutex,
+                Some(site),
+                mark,
+            );
         }
     }
 

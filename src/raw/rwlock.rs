@@ -23,13 +23,13 @@ use std::time::{Duration, Instant};
 
 use super::charge::{self, Charge, ChargedUntil, QueueScan};
 use super::mutex::{TOKEN_HANDOFF, TOKEN_NORMAL};
+use super::poison;
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
     self, AtomicUsize, FilterOp,
     Ordering::{Acquire, Relaxed, Release},
     ParkResult, SpinWait, UnparkResult,
 };
-use crate::sync::poison;
 
 /// Held by a writer.
 const WRITER: usize = 0b0_0001;
@@ -253,10 +253,7 @@ impl RawRwLock {
             let (free, next) = if writer {
                 (writable(state), (state | WRITER) & !WRITER_STARVING)
             } else {
-                (
-                    readable(state),
-                    (state + ONE_READER) & !READER_STARVING,
-                )
+                (readable(state), (state + ONE_READER) & !READER_STARVING)
             };
             if free {
                 match self
@@ -294,8 +291,7 @@ impl RawRwLock {
                     continue;
                 }
             }
-            let token =
-                charge::park_token(wait_from, profile::mutex_profiling_on(), starving);
+            let token = charge::park_token(wait_from, profile::mutex_profiling_on(), starving);
             // Park only while someone is bound to wake us: our parked bit is
             // set (every unlock that sees it wakes our queue) and the lock is
             // still unavailable to us.
@@ -580,7 +576,8 @@ impl RawRwLock {
         };
         let callback = |_: UnparkResult| {
             // Every reader is woken: the queue is empty.
-            self.state.fetch_and(!(READER_PARKED | READER_STARVING), Relaxed);
+            self.state
+                .fetch_and(!(READER_PARKED | READER_STARVING), Relaxed);
             self.readers_charged.clear();
             if now.get() == 0 {
                 TOKEN_NORMAL
@@ -626,7 +623,8 @@ impl RawRwLock {
 /// The fairness bound as a [`Duration`], for a writer's park timeout.
 fn fair_duration() -> Duration {
     Duration::from_nanos(
-        profile::ticks_per_second_if_known()
-            .map_or(500_000, |rate| (charge::fair_ticks() as f64 * 1e9 / rate) as u64),
+        profile::ticks_per_second_if_known().map_or(500_000, |rate| {
+            (charge::fair_ticks() as f64 * 1e9 / rate) as u64
+        }),
     )
 }

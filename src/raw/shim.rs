@@ -23,12 +23,16 @@ pub(crate) use parking_lot_core::{
     DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken,
 };
 
+#[cfg(loom)]
+pub(crate) use loom::thread::yield_now;
+/// The unpark token that tells a woken waiter of any syncprof queue to
+/// compete for its lock again (every waiter handles it).
+pub(crate) const TOKEN_COMPETE: UnparkToken = UnparkToken(0);
+
 /// Lets other threads run while a re-entered wait spins (loom's under loom,
 /// so that the model schedules the holder).
 #[cfg(not(loom))]
 pub(crate) use std::thread::yield_now;
-#[cfg(loom)]
-pub(crate) use loom::thread::yield_now;
 
 pub(crate) use self::reentry::{
     defer_wake, may_park, must_defer_wake, park, require_may_park, unpark_all, unpark_filter,
@@ -59,9 +63,7 @@ pub(crate) fn set_loom_reentry_hook(hook: Option<fn()>) {
 /// The profiler as the raw locks see it.
 #[cfg(not(loom))]
 pub(crate) mod profile {
-    pub(crate) use crate::profile::clock::{
-        difference_truncated, elapsed, elapsed_truncated,
-    };
+    pub(crate) use crate::profile::clock::{difference_truncated, elapsed, elapsed_truncated};
     pub(crate) use crate::profile::{
         BlockWait, EventKind, LockSite, StackMark, begin_block_wait, block_start, end_block_wait,
         mutex_profiling_on, now, record_block, record_mutex,
@@ -79,9 +81,7 @@ pub(crate) mod profile {
 pub(crate) mod profile {
     //! The profiler stub for loom: a logical clock and totals, no stacks.
 
-    pub(crate) use crate::profile::clock::{
-        difference_truncated, elapsed, elapsed_truncated,
-    };
+    pub(crate) use crate::profile::clock::{difference_truncated, elapsed, elapsed_truncated};
     pub(crate) use crate::profile::{EventKind, LockSite, StackMark};
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 
@@ -180,13 +180,13 @@ mod reentry {
     use core::cell::Cell;
     use std::time::Instant;
 
-    use super::{FilterOp, ParkResult, ParkToken, UnparkResult, UnparkToken};
-    #[cfg(not(loom))]
-    use parking_lot_core as backend;
     #[cfg(loom)]
     use super::loom_park as backend;
+    use super::{FilterOp, ParkResult, ParkToken, UnparkResult, UnparkToken};
     #[cfg(loom)]
     use loom::thread_local;
+    #[cfg(not(loom))]
+    use parking_lot_core as backend;
 
     /// Where a thread stands with respect to `parking_lot_core`.
     #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -322,11 +322,11 @@ mod reentry {
                     FilterOp::Stop
                 }
             };
-            // SAFETY: `TOKEN_NORMAL` only asks the woken waiters to compete
+            // SAFETY: `TOKEN_COMPETE` only asks the woken waiters to compete
             // again, which every waiter of every syncprof queue handles, even
             // one of another lock that reused the address; the closures
             // neither panic nor call into the parking lot.
-            unsafe { unpark_filter(key, filter, |_| crate::raw::mutex::TOKEN_NORMAL) };
+            unsafe { unpark_filter(key, filter, |_| super::TOKEN_COMPETE) };
         }
     }
 
@@ -520,7 +520,10 @@ mod loom_park {
     static REENTRY_HOOK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
     pub(crate) fn set_reentry_hook(hook: Option<fn()>) {
-        REENTRY_HOOK.store(hook.map_or(0, |f| f as usize), std::sync::atomic::Ordering::SeqCst);
+        REENTRY_HOOK.store(
+            hook.map_or(0, |f| f as usize),
+            std::sync::atomic::Ordering::SeqCst,
+        );
     }
 
     /// Runs the hook where `parking_lot_core` may allocate.

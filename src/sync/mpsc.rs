@@ -329,10 +329,10 @@ impl<T> Clone for SyncSender<T> {
 }
 
 impl<T> fmt::Debug for SyncSender<T> {
+    /// `std`'s format, `SyncSender { .. }` (the creation site is in the
+    /// profiles, not here).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SyncSender")
-            .field("site", &format_args!("{}", self.site))
-            .finish_non_exhaustive()
+        f.debug_struct("SyncSender").finish_non_exhaustive()
     }
 }
 
@@ -561,10 +561,10 @@ impl<T> Receiver<T> {
 }
 
 impl<T> fmt::Debug for Receiver<T> {
+    /// `std`'s format, `Receiver { .. }` (the creation site is in the
+    /// profiles, not here).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Receiver")
-            .field("site", &format_args!("{}", self.site))
-            .finish_non_exhaustive()
+        f.debug_struct("Receiver").finish_non_exhaustive()
     }
 }
 
@@ -710,16 +710,23 @@ mod tests {
     }
 
     #[test]
-    fn debug_names_the_creation_site() {
+    fn debug_prints_what_std_prints() {
         let (tx, rx) = sync_channel::<u8>(1);
-        let line = line!() - 1;
-        let shown = format!("{rx:?}");
-        assert!(
-            shown.starts_with("Receiver { site: ") && shown.contains(&format!(":{line}:")),
-            "{shown}"
+        let (std_tx, std_rx) = std_mpsc::sync_channel::<u8>(1);
+        assert_eq!(format!("{tx:?}"), format!("{std_tx:?}"));
+        assert_eq!(format!("{rx:?}"), format!("{std_rx:?}"));
+        assert_eq!(format!("{:?}", rx.iter()), format!("{:?}", std_rx.iter()));
+        assert_eq!(
+            format!("{:?}", rx.try_iter()),
+            format!("{:?}", std_rx.try_iter())
         );
-        assert!(format!("{tx:?}").starts_with("SyncSender { site: "));
+        assert_eq!(
+            format!("{:?}", rx.into_iter()),
+            format!("{:?}", std_rx.into_iter())
+        );
         let (tx, _rx) = channel::<u8>();
+        let (std_tx, _std_rx) = std_mpsc::channel::<u8>();
+        assert_eq!(format!("{tx:?}"), format!("{std_tx:?}"));
         assert_eq!(format!("{tx:?}"), "Sender { .. }");
     }
 }

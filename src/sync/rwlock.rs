@@ -5,6 +5,7 @@ use core::fmt;
 use core::marker::PhantomData;
 use core::ops::{Deref, DerefMut};
 use core::panic::{Location, RefUnwindSafe, UnwindSafe};
+use core::ptr::NonNull;
 
 use super::poison::{self, LockResult, PoisonError, TryLockError, TryLockResult};
 use crate::profile::LockSite;
@@ -51,10 +52,23 @@ use crate::raw::rwlock::RawRwLock;
 /// assert_eq!(*lock.read().unwrap(), 6);
 /// ```
 pub struct RwLock<T: ?Sized> {
-    raw: RawRwLock,
-    site: LockSite,
+    state: State,
     data: UnsafeCell<T>,
 }
+
+/// The lock without its data: what a read guard needs to unlock, so that the
+/// guard can hold the data as a `NonNull<T>` (covariant in `T`, as `std`'s)
+/// rather than as a `&RwLock<T>` (invariant).
+struct State {
+    raw: RawRwLock,
+    site: LockSite,
+}
+
+// The state is only atomics and a `&'static Location`; a panic cannot leave
+// it broken (the poison flag is how a panic is reported), as `std` says of
+// its own lock.
+impl UnwindSafe for State {}
+impl RefUnwindSafe for State {}
 
 // SAFETY: sharing an `RwLock<T>` hands out `&mut T` to one thread (`T: Send`)
 // or `&T` to several at once (`T: Sync`), as `std`'s.
@@ -63,11 +77,19 @@ unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
 impl<T: ?Sized> UnwindSafe for RwLock<T> {}
 impl<T: ?Sized> RefUnwindSafe for RwLock<T> {}
 
-/// An RAII shared (read) guard, released when dropped. Not `Send`.
+/// An RAII shared (read) guard, released when dropped.
+///
+/// As `std`'s: not `Send`, `Sync` when `T: Sync`, covariant in `T` (a guard
+/// of `&'static U` may be used as a guard of `&'a U`), and unwind-safe only
+/// when `T: RefUnwindSafe`.
 #[must_use = "if unused the RwLock will immediately unlock"]
 #[clippy::has_significant_drop]
 pub struct RwLockReadGuard<'a, T: ?Sized + 'a> {
-    lock: &'a RwLock<T>,
+    /// The data; `NonNull` rather than `&'a T` because the guard's `Drop`
+    /// releases the lock, after which the reference would dangle in a
+    /// `noalias` sense (std's reason too).
+    data: NonNull<T>,
+    state: &'a State,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -100,7 +122,10 @@ impl<T> RwLock<T> {
         #[track_caller]
         #[inline]
         pub fn new(value: T) -> RwLock<T> {
-            RwLock { raw: RawRwLock::new(), site: Location::caller(), data: UnsafeCell::new(value) }
+            RwLock {
+                state: State { raw: RawRwLock::new(), site: Location::caller() },
+                data: UnsafeCell::new(value),
+            }
         }
     }
 
@@ -121,7 +146,7 @@ impl<T> RwLock<T> {
     where
         T: Sized,
     {
-        let poisoned = self.raw.poison.get();
+        let poisoned = self.state.raw.poison.get();
         let data = self.data.into_inner();
         if poisoned {
             Err(PoisonError::new(data))
@@ -152,8 +177,8 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     #[inline]
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
-        if !self.raw.read_fast() {
-            self.raw.read_slow(self.site);
+        if !self.state.raw.read_fast() {
+            self.state.raw.read_slow(self.state.site);
         }
         // SAFETY: this thread just took a read lock.
         unsafe { RwLockReadGuard::new(self) }
@@ -175,7 +200,7 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     #[inline]
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
-        if self.raw.try_read() {
+        if self.state.raw.try_read() {
             // SAFETY: this thread just took a read lock.
             Ok(unsafe { RwLockReadGuard::new(self) }?)
         } else {
@@ -204,8 +229,8 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     #[inline]
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-        if !self.raw.write_fast() {
-            self.raw.write_slow(self.site);
+        if !self.state.raw.write_fast() {
+            self.state.raw.write_slow(self.state.site);
         }
         // SAFETY: this thread just took the write lock.
         unsafe { RwLockWriteGuard::new(self) }
@@ -227,7 +252,7 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     #[inline]
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
-        if self.raw.try_write() {
+        if self.state.raw.try_write() {
             // SAFETY: this thread just took the write lock.
             Ok(unsafe { RwLockWriteGuard::new(self) }?)
         } else {
@@ -245,7 +270,7 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     #[inline]
     pub fn is_poisoned(&self) -> bool {
-        self.raw.poison.get()
+        self.state.raw.poison.get()
     }
 
     /// Clears the poisoned state.
@@ -267,7 +292,7 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     #[inline]
     pub fn clear_poison(&self) {
-        self.raw.poison.clear();
+        self.state.raw.poison.clear();
     }
 
     /// A mutable reference to the data, without locking.
@@ -287,7 +312,7 @@ impl<T: ?Sized> RwLock<T> {
     #[inline]
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         let data = self.data.get_mut();
-        if self.raw.poison.get() {
+        if self.state.raw.poison.get() {
             Err(PoisonError::new(data))
         } else {
             Ok(data)
@@ -301,14 +326,25 @@ impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
     /// The calling thread holds a read lock on `lock.raw`.
     #[inline]
     unsafe fn new(lock: &'a RwLock<T>) -> LockResult<RwLockReadGuard<'a, T>> {
-        let guard = RwLockReadGuard {
-            lock,
-            _not_send: PhantomData,
-        };
-        if lock.raw.poison.get() {
+        let guard = RwLockReadGuard::held(lock);
+        if lock.state.raw.poison.get() {
             Err(PoisonError::new(guard))
         } else {
             Ok(guard)
+        }
+    }
+}
+
+impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
+    /// The guard of a read lock this thread holds on `lock` (the caller
+    /// ensures it does).
+    #[inline]
+    fn held(lock: &'a RwLock<T>) -> RwLockReadGuard<'a, T> {
+        RwLockReadGuard {
+            // SAFETY: `UnsafeCell::get` of a reference is never null.
+            data: unsafe { NonNull::new_unchecked(lock.data.get()) },
+            state: &lock.state,
+            _not_send: PhantomData,
         }
     }
 }
@@ -319,7 +355,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     /// The calling thread holds the write lock on `lock.raw`.
     #[inline]
     unsafe fn new(lock: &'a RwLock<T>) -> LockResult<RwLockWriteGuard<'a, T>> {
-        poison::map_result(lock.raw.poison.guard(), |poison| RwLockWriteGuard {
+        poison::map_result(lock.state.raw.poison.guard(), |poison| RwLockWriteGuard {
             lock,
             poison,
             _not_send: PhantomData,
@@ -352,20 +388,17 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     /// ```
     pub fn downgrade(s: Self) -> RwLockReadGuard<'a, T> {
         let lock = s.lock;
-        lock.raw.poison.done(&s.poison);
+        lock.state.raw.poison.done(&s.poison);
         // The write lock becomes the read lock: the write guard's `Drop`
         // (which would unlock) must not run.
         core::mem::forget(s);
         // SAFETY: the guard held the write lock, taken by this thread.
-        if !unsafe { lock.raw.downgrade_fast() } {
+        if !unsafe { lock.state.raw.downgrade_fast() } {
             // SAFETY: as above; the fast path did not change the lock.
-            unsafe { lock.raw.downgrade_slow(lock.site) };
+            unsafe { lock.state.raw.downgrade_slow(lock.state.site) };
             crate::profile::keep_frame();
         }
-        RwLockReadGuard {
-            lock,
-            _not_send: PhantomData,
-        }
+        RwLockReadGuard::held(lock)
     }
 }
 
@@ -374,8 +407,9 @@ impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
 
     #[inline]
     fn deref(&self) -> &T {
-        // SAFETY: a read lock is held, so no `&mut T` exists.
-        unsafe { &*self.lock.data.get() }
+        // SAFETY: `data` points into the lock, which outlives `'a`; a read
+        // lock is held, so no `&mut T` exists.
+        unsafe { self.data.as_ref() }
     }
 }
 
@@ -401,8 +435,8 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
         // SAFETY: the guard holds a read lock taken by this thread.
-        if !unsafe { self.lock.raw.read_unlock_fast() } {
-            self.lock.raw.read_unlock_slow(self.lock.site);
+        if !unsafe { self.state.raw.read_unlock_fast() } {
+            self.state.raw.read_unlock_slow(self.state.site);
             crate::profile::keep_frame();
         }
     }
@@ -411,11 +445,11 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
 impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        self.lock.raw.poison.done(&self.poison);
+        self.lock.state.raw.poison.done(&self.poison);
         // SAFETY: the guard holds the write lock, taken by this thread.
-        if !unsafe { self.lock.raw.write_unlock_fast() } {
+        if !unsafe { self.lock.state.raw.write_unlock_fast() } {
             // SAFETY: as above; the fast path did not release it.
-            unsafe { self.lock.raw.write_unlock_slow(self.lock.site) };
+            unsafe { self.lock.state.raw.write_unlock_slow(self.lock.state.site) };
             crate::profile::keep_frame();
         }
     }
@@ -471,7 +505,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
             Err(TryLockError::Poisoned(err)) => d.field("data", &&**err.get_ref()),
             Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
         };
-        d.field("poisoned", &self.raw.poison.get());
+        d.field("poisoned", &self.state.raw.poison.get());
         d.finish_non_exhaustive()
     }
 }

@@ -119,7 +119,11 @@ pub fn round_robin(threads: usize, churners: usize, rounds: usize) -> usize {
             for item in rx {
                 sum += *item;
             }
-            assert_eq!(sum, rounds * rounds.saturating_sub(1) / 2, "an item was lost");
+            assert_eq!(
+                sum,
+                rounds * rounds.saturating_sub(1) / 2,
+                "an item was lost"
+            );
         });
         for id in 0..threads {
             let (turn, changed) = (&turn, &changed);
