@@ -84,6 +84,8 @@ fn main() -> io::Result<()> {
     print_top("block profile: where threads waited", &block);
     print_top("mutex profile: who made them wait", &mutex);
 
+    print_tags(&dir, report.cache_site);
+
     let dir = dir.display();
     let (file, line) = report.cache_site;
     println!("Dig further:");
@@ -100,9 +102,46 @@ fn main() -> io::Result<()> {
         "  go tool pprof -tagfocus 'kind=^condvar$' -top {dir}/block.pb.gz   # idle waits, not contention"
     );
     println!(
+        "  go tool pprof -tagfocus 'request=^report$' -top {dir}/mutex.pb.gz   # what report requests held"
+    );
+    println!(
         "  go tool pprof -http=:8081 {dir}/mutex.pb.gz   # graph and flame graph in a browser"
     );
     Ok(())
+}
+
+/// Prints `go tool pprof -tags` of both profiles for the cache's lock: its
+/// waits and its holds split by kind of request (the `request` label set by
+/// the workers), beside `kind` and `lock`.
+fn print_tags(dir: &Path, (file, line): (&str, u32)) {
+    let focus = format!("lock=^{file}:{line}$");
+    for (name, what) in [
+        ("block.pb.gz", "who waited for the cache"),
+        ("mutex.pb.gz", "who held it"),
+    ] {
+        let path = dir.join(name);
+        println!(
+            "go tool pprof -tags -tagfocus '{focus}' {}   # {what}",
+            path.display()
+        );
+        match std::process::Command::new("go")
+            .args(["tool", "pprof", "-tags", "-tagfocus", &focus])
+            .arg(&path)
+            .output()
+        {
+            Ok(out) if out.status.success() => {
+                for line in String::from_utf8_lossy(&out.stdout).lines() {
+                    if line.trim().is_empty() {
+                        println!();
+                    } else {
+                        println!("  {line}");
+                    }
+                }
+            }
+            _ => println!("  (needs `go` on PATH)"),
+        }
+    }
+    println!();
 }
 
 fn write_all(dir: &Path, block: &Profile, mutex: &Profile) -> io::Result<()> {

@@ -91,6 +91,9 @@
 )]
 //!   and `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
 //!   profilers. With feature `flamegraph`, SVG flame graphs.
+//! - [`labels`]: which request, tenant or span waited and which held the
+//!   lock: `labels::with(&[("route", "/api/users")], || …)`, or
+//!   `fut.with_labels(…)` for async code; exported as pprof sample labels.
 //! - With feature `tokio`, [`tokio`](mod@tokio): `tokio::sync`'s `Mutex`,
 //!   `RwLock`, `Semaphore`, `Notify`, `Barrier` and `mpsc`, recording async
 //!   waits on the task's stack and charging releases to the mutex profile.
@@ -135,6 +138,8 @@
 #[cfg_attr(loom, allow(dead_code))]
 pub mod profile;
 pub mod sync;
+
+pub mod labels;
 
 pub use sync::mpsc;
 

@@ -116,19 +116,33 @@ fn publish(service: &Service, output: Output) {
 fn worker(service: &Service, jobs: mpsc::Receiver<u64>) {
     service.start.wait();
     for key in jobs {
-        let rounds = service.config.read().unwrap().rounds;
-        let value = lookup_or_compute(service, key, rounds);
-        // A little work outside any lock.
-        let checksum = compute(value, rounds / 16);
-        publish(
-            service,
-            Output {
-                key,
-                value: checksum,
-            },
-        );
-        service.jobs_done.fetch_add(1, Ordering::Relaxed);
+        // Every wait and contended unlock of the job is labelled with its
+        // kind of request (`syncprof::labels`): `go tool pprof -tags`
+        // splits the profiles by it.
+        syncprof::labels::with(&[("request", request_kind(key))], || job(service, key));
     }
+}
+
+/// The kind of request a job is, for the `request` label: a third are
+/// reports, the rest searches.
+pub fn request_kind(key: u64) -> &'static str {
+    if key % 3 == 0 { "report" } else { "search" }
+}
+
+#[inline(never)]
+fn job(service: &Service, key: u64) {
+    let rounds = service.config.read().unwrap().rounds;
+    let value = lookup_or_compute(service, key, rounds);
+    // A little work outside any lock.
+    let checksum = compute(value, rounds / 16);
+    publish(
+        service,
+        Output {
+            key,
+            value: checksum,
+        },
+    );
+    service.jobs_done.fetch_add(1, Ordering::Relaxed);
 }
 
 #[inline(never)]

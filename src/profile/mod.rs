@@ -40,6 +40,8 @@ use core::panic::Location;
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
+use crate::labels::{self, Labels};
+
 pub use delta::DeltaProfiler;
 pub use rate::{DEFAULT_STACK_DEPTH, MAX_STACK_DEPTH, stack_depth};
 pub use symbolize::Frame;
@@ -143,45 +145,68 @@ impl fmt::Display for EventKind {
     }
 }
 
-/// Boolean labels of an event: a small bitset in the bucket key, each bit
-/// exported as a pprof string label `name=true` on the samples that have it.
-/// Generic on purpose (a later label-set feature subsumes it); today:
+/// An event's labels beyond `kind` and `lock`, part of the bucket key:
 ///
-/// - `cancelled`: an async wait whose future was dropped before it was ready
-///   (a `tokio::time::timeout` or a `select!` that took another branch); its
-///   delay is the time it waited.
-/// - `blocking_in_async`: a thread-blocking wait on a thread that was running
-///   a tokio runtime worker (feature `tokio`): it stalled every task of that
-///   worker.
+/// - boolean labels, a small bitset, each bit exported as a pprof string
+///   label `name=true` on the samples that have it:
+///   - `cancelled`: an async wait whose future was dropped before it was
+///     ready (a `tokio::time::timeout` or a `select!` that took another
+///     branch); its delay is the time it waited.
+///   - `blocking_in_async`: a thread-blocking wait on a thread that was
+///     running a tokio runtime worker (feature `tokio`): it stalled every
+///     task of that worker.
+/// - the user's label set ([`crate::labels`]), interned: the waiter's for a
+///   block event, the unlocker's for a mutex event.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub(crate) struct Flags(u8);
+pub(crate) struct Flags {
+    bits: u8,
+    labels: Option<Labels>,
+}
 
 impl Flags {
     /// No label.
-    pub(crate) const NONE: Flags = Flags(0);
+    pub(crate) const NONE: Flags = Flags::from_bits(0);
     /// `cancelled=true`.
-    pub(crate) const CANCELLED: Flags = Flags(1);
+    pub(crate) const CANCELLED: Flags = Flags::from_bits(1);
     /// `blocking_in_async=true`.
-    pub(crate) const BLOCKING_IN_ASYNC: Flags = Flags(2);
+    pub(crate) const BLOCKING_IN_ASYNC: Flags = Flags::from_bits(2);
     /// Every flag and its label name, in export order.
     const NAMES: [(Flags, &'static str); 2] = [
         (Flags::CANCELLED, "cancelled"),
         (Flags::BLOCKING_IN_ASYNC, "blocking_in_async"),
     ];
 
-    /// The raw bits (for hashing).
+    const fn from_bits(bits: u8) -> Flags {
+        Flags { bits, labels: None }
+    }
+
+    /// The raw bits of the boolean labels (for hashing).
     pub(crate) fn bits(self) -> u8 {
-        self.0
+        self.bits
     }
 
     /// Whether every bit of `other` is set here.
     pub(crate) fn contains(self, other: Flags) -> bool {
-        self.0 & other.0 == other.0
+        self.bits & other.bits == other.bits
     }
 
-    /// Both sets of bits.
+    /// Both sets of bits, and `other`'s label set if it has one, else ours.
     pub(crate) fn with(self, other: Flags) -> Flags {
-        Flags(self.0 | other.0)
+        Flags {
+            bits: self.bits | other.bits,
+            labels: other.labels.or(self.labels),
+        }
+    }
+
+    /// These flags with the user's label set `labels`.
+    #[inline]
+    pub(crate) fn with_labels(self, labels: Option<Labels>) -> Flags {
+        Flags { labels, ..self }
+    }
+
+    /// The user's label set, if any.
+    pub(crate) fn labels(self) -> Option<Labels> {
+        self.labels
     }
 
     /// The label names of the bits set, in export order.
@@ -196,15 +221,15 @@ impl Flags {
 /// The flags a thread-blocking wait starting now on this thread gets:
 /// `blocking_in_async` when the thread is a tokio runtime worker (the
 /// multi-thread runtime's workers, or the thread driving a current-thread
-/// runtime; not `spawn_blocking`'s threads, nor a plain thread). One
-/// thread-local read; called on slow paths only.
+/// runtime; not `spawn_blocking`'s threads, nor a plain thread), and the
+/// thread's label set. A thread-local read each; called on slow paths only.
 #[inline]
 fn thread_blocking_flags() -> Flags {
     #[cfg(feature = "tokio")]
     if ::tokio::runtime::worker_index().is_some() {
-        return Flags::BLOCKING_IN_ASYNC;
+        return Flags::BLOCKING_IN_ASYNC.with_labels(labels::for_event());
     }
-    Flags::NONE
+    Flags::NONE.with_labels(labels::for_event())
 }
 
 thread_local! {
@@ -460,7 +485,12 @@ pub(crate) fn begin_async_wait(
     if rate::block_rate_ticks() == 0 {
         return BlockWait::timed_only(site, kind);
     }
-    begin_wait(kind, site, Flags::NONE, mark)
+    begin_wait(
+        kind,
+        site,
+        Flags::NONE.with_labels(labels::for_event()),
+        mark,
+    )
 }
 
 #[inline(always)]
@@ -625,7 +655,9 @@ pub(crate) fn record_mutex(
     let Some(weight) = rate::with_rng(|rng| rate::sample_mutex(delay, woken, fraction, rng)) else {
         return;
     };
-    record(ProfileKind::Mutex, kind, site, Flags::NONE, mark, weight);
+    // The unlocker's labels: who was holding.
+    let flags = Flags::NONE.with_labels(labels::for_event());
+    record(ProfileKind::Mutex, kind, site, flags, mark, weight);
 }
 
 #[inline(always)]
@@ -782,6 +814,13 @@ impl Record {
         self.flags.names().map(|name| (name, "true"))
     }
 
+    /// The user's label set of these events ([`crate::labels`]): the
+    /// waiters' for the block profile, the unlockers' for the mutex profile;
+    /// empty when none was set. Exported as pprof sample labels.
+    pub fn labels(&self) -> Labels {
+        self.flags.labels().unwrap_or_default()
+    }
+
     fn key(&self) -> RecordKey<'_> {
         (
             self.event,
@@ -893,6 +932,52 @@ impl Profile {
     /// For a [`delta`](Self::delta), the time between the two snapshots.
     pub fn duration(&self) -> Option<Duration> {
         self.duration
+    }
+
+    /// The same profile with the user label sets ([`crate::labels`])
+    /// dropped: records that differ only in their label set are merged
+    /// (counts and delays summed). What the `debug=1` text shows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let merged = syncprof::profile::block().without_labels();
+    /// assert!(merged.records().iter().all(|r| r.labels().is_empty()));
+    /// ```
+    pub fn without_labels(&self) -> Profile {
+        let mut merged: Vec<Record> = Vec::with_capacity(self.records.len());
+        let mut index: HashMap<RecordKey<'_>, usize> = HashMap::new();
+        for record in &self.records {
+            let mut unlabelled = record.clone();
+            unlabelled.flags = record.flags.with_labels(None);
+            let key = (
+                record.event,
+                record.site.map(|s| (s.file(), s.line(), s.column())),
+                unlabelled.flags,
+                record.truncated,
+                &record.addrs[..],
+            );
+            match index.get(&key) {
+                Some(&at) => {
+                    let into = &mut merged[at];
+                    into.count += record.count;
+                    into.cycles = into.cycles.saturating_add(record.cycles);
+                    into.delay_nanos = into.delay_nanos.saturating_add(record.delay_nanos);
+                }
+                None => {
+                    index.insert(key, merged.len());
+                    merged.push(unlabelled);
+                }
+            }
+        }
+        Profile::from_parts(
+            self.kind,
+            merged,
+            self.ticks_per_second,
+            self.sampling_period,
+            self.time,
+            self.duration,
+        )
     }
 
     /// What was recorded between `earlier` and `self`: each record's growth,

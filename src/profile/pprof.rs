@@ -260,7 +260,10 @@ impl Profile {
     /// Sample types are `contentions/count` and `delay/nanoseconds`, the
     /// period type `contentions/count` with period 1; samples come largest
     /// delay first, each with a `kind` label (`mutex`, `condvar`, …) and,
-    /// when known, a `lock` label (`file:line` of where the lock was made).
+    /// when known, a `lock` label (`file:line` of where the lock was made),
+    /// the boolean labels (`cancelled=true`, `blocking_in_async=true`) and
+    /// the user's labels ([`crate::labels`]), so that `go tool pprof -tags`
+    /// and `-tagfocus route=/api/users` work.
     /// Addresses are symbolized here (and cached for later exports): each
     /// location lists its inlined frames innermost first; mappings come from
     /// `/proc/self/maps` with their ELF build ids. A
@@ -343,7 +346,9 @@ impl Profile {
                 if let Some(name) = record.synthetic_frame() {
                     location_id.push(b.synthetic_location(name));
                 }
-                let mut label = Vec::with_capacity(2 + record.flags.bits().count_ones() as usize);
+                let mut label = Vec::with_capacity(
+                    2 + record.flags.bits().count_ones() as usize + record.labels().len(),
+                );
                 if let Some(kind) = record.event {
                     label.push(pb::Label {
                         key: kind_key,
@@ -367,6 +372,14 @@ impl Profile {
                     label.push(pb::Label {
                         key: b.string(name),
                         str: b.string("true"),
+                        num: 0,
+                        num_unit: 0,
+                    });
+                }
+                for (key, value) in record.labels().iter() {
+                    label.push(pb::Label {
+                        key: b.string(key),
+                        str: b.string(value),
                         num: 0,
                         num_unit: 0,
                     });

@@ -3,7 +3,8 @@
 //!
 //! A fixed array of [`SLOTS`] hash slots, each the head of a chain of
 //! append-only [`Bucket`]s. A bucket is keyed by (profile, event kind, lock
-//! site, boolean labels ([`Flags`]), truncated flag, exact return addresses) and holds an estimated count
+//! site, labels ([`Flags`]: boolean labels and the interned user label set,
+//! compared by identity), truncated flag, exact return addresses) and holds an estimated count
 //! (`f64`) and delay (ticks). Finding an existing bucket reads atomics only: no
 //! lock, no allocation. A new one is allocated by [`StackTable::prepare`]
 //! (where the caller may allocate) and published lock-free by
@@ -42,7 +43,8 @@ pub(crate) struct Bucket {
     /// `None` only for an overflow bucket.
     pub(crate) event: Option<EventKind>,
     pub(crate) site: Option<LockSite>,
-    /// Boolean labels (`cancelled`, `blocking_in_async`).
+    /// Boolean labels (`cancelled`, `blocking_in_async`) and the user's
+    /// label set.
     pub(crate) flags: Flags,
     pub(crate) truncated: bool,
     pub(crate) addrs: Box<[usize]>,
@@ -187,6 +189,9 @@ impl<'a> Key<'a> {
         mix(event.map_or(u64::MAX, |e| e as u64));
         mix(site.map_or(0, |s| (u64::from(s.line()) << 32) | u64::from(s.column())));
         mix(u64::from(truncated) | u64::from(flags.bits()) << 1);
+        if let Some(labels) = flags.labels() {
+            mix(labels.hash_word());
+        }
         for &addr in addrs {
             mix(addr as u64);
         }

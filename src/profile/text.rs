@@ -96,6 +96,11 @@ impl Profile {
     /// tab between columns, which every reader of the format (including
     /// pprof's legacy parser) accepts.
     ///
+    /// The format has no labels: records that differ only in their user
+    /// label set ([`crate::labels`]) are merged into one (see
+    /// [`without_labels`](Profile::without_labels)); use the pprof export to
+    /// see them apart.
+    ///
     /// # Errors
     ///
     /// Any error of `w`.
@@ -110,6 +115,9 @@ impl Profile {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn write_text(&self, w: impl Write) -> io::Result<()> {
+        if self.records.iter().any(|r| !r.labels().is_empty()) {
+            return self.without_labels().write_text(w);
+        }
         let symbols = self.symbols();
         let mut frame_lines: AddrMap<String> = AddrMap::default();
         let mut w = io::BufWriter::new(w);
@@ -181,14 +189,44 @@ impl Profile {
     /// ```
     pub fn write_folded(&self, w: impl Write, by: Value) -> io::Result<()> {
         let mut w = io::BufWriter::new(w);
-        for (stack, value) in self.folded(by) {
+        for (stack, value) in self.folded(by, false) {
             writeln!(w, "{stack} {value}")?;
         }
         w.flush()
     }
 
-    /// Folded stacks and their summed values, sorted by stack.
-    pub(crate) fn folded(&self, by: Value) -> BTreeMap<String, u64> {
+    /// [`write_folded`](Profile::write_folded), with each stack's user label
+    /// set ([`crate::labels`]) as its root frame: `{route=/a, tenant=t}`
+    /// (`{}` when it has none), so a flame graph splits first by label set.
+    /// `;` in a label becomes `:`.
+    ///
+    /// # Errors
+    ///
+    /// Any error of `w`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncprof::profile::{self, Value};
+    ///
+    /// let mut folded = Vec::new();
+    /// profile::block().write_folded_with_labels(&mut folded, Value::Delay)?;
+    /// for line in String::from_utf8(folded).unwrap().lines() {
+    ///     assert!(line.starts_with('{'));
+    /// }
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn write_folded_with_labels(&self, w: impl Write, by: Value) -> io::Result<()> {
+        let mut w = io::BufWriter::new(w);
+        for (stack, value) in self.folded(by, true) {
+            writeln!(w, "{stack} {value}")?;
+        }
+        w.flush()
+    }
+
+    /// Folded stacks and their summed values, sorted by stack; with
+    /// `labels_root`, each starts with its label set as a frame.
+    pub(crate) fn folded(&self, by: Value, labels_root: bool) -> BTreeMap<String, u64> {
         let (records, symbols) = self.for_export();
         // An address's part of a folded line, outermost frame first.
         let mut fragments: AddrMap<String> = AddrMap::default();
@@ -200,7 +238,14 @@ impl Profile {
                 continue;
             }
             line.clear();
+            if labels_root {
+                let labels = record.labels().to_string();
+                line.push_str(&labels.replace(';', ":").replace(['\n', '\r'], " "));
+            }
             if let Some(name) = record.synthetic_frame() {
+                if !line.is_empty() {
+                    line.push(';');
+                }
                 line.push_str(name);
             }
             for &addr in record.addrs.iter().rev() {
@@ -252,7 +297,7 @@ impl Profile {
     #[cfg(feature = "flamegraph")]
     #[cfg_attr(docsrs, doc(cfg(feature = "flamegraph")))]
     pub fn write_flamegraph(&self, w: impl Write, by: Value) -> io::Result<()> {
-        let folded = self.folded(by);
+        let folded = self.folded(by, false);
         let lines: Vec<String> = folded
             .iter()
             .map(|(stack, value)| format!("{stack} {value}"))
