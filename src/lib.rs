@@ -94,9 +94,12 @@
 //! - [`labels`]: which request, tenant or span waited and which held the
 //!   lock: `labels::with(&[("route", "/api/users")], || …)`, or
 //!   `fut.with_labels(…)` for async code; exported as pprof sample labels.
-//! - With feature `tokio`, [`tokio`](mod@tokio): `tokio::sync`'s `Mutex`,
+//! - With feature `tokio`, `syncprof::tokio`: `tokio::sync`'s `Mutex`,
 //!   `RwLock`, `Semaphore`, `Notify`, `Barrier` and `mpsc`, recording async
 //!   waits on the task's stack and charging releases to the mutex profile.
+//! - With feature `metrics`, `syncprof::metrics`: exact (unsampled) per-lock
+//!   wait counts, seconds, histograms and maxima for Prometheus, through
+//!   `prometheus-client` (and `GET /metrics` with `http`).
 //!
 //! # `std::sync`, item by item
 //!
@@ -117,9 +120,6 @@
 //!
 //! Unstable items (`Exclusive`, `mpmc`, `ReentrantLock`, `Mapped*Guard`,
 //!   `nonpoison`, `poison`, `oneshot`, `UniqueArc`) are not re-exported.
-//! - With feature `metrics`, [`metrics`]: exact (unsampled) per-lock wait
-//!   counts, seconds, histograms and maxima for Prometheus, through
-//!   `prometheus-client` (and `GET /metrics` with `http`).
 //!
 //! # Cost
 //!
