@@ -184,6 +184,13 @@ pub mod __loom {
         stub::MUTEX_EVENTS.store(0, SeqCst);
         stub::BLOCK_EVENTS.store(0, SeqCst);
         stub::PARKS.store(0, SeqCst);
+        stub::REQUEUED.store(0, SeqCst);
+    }
+
+    /// Threads the parking model moved from one queue to another (condvar
+    /// requeues) since the last [`reset`].
+    pub fn requeued() -> u64 {
+        stub::REQUEUED.load(SeqCst)
     }
 
     /// Calls to the parking model's `park` since the last [`reset`].

@@ -320,3 +320,108 @@ fn a_downgrade_admits_waiting_readers_and_keeps_writers_out() {
     println!("loom downgrade: {runs} executions");
     assert!(runs > 0);
 }
+
+/// Runs `f` under loom (as [`model`]) and returns how many executions moved
+/// a condvar waiter to the mutex's queue.
+fn model_requeues(threads_bound: usize, f: impl Fn() + Sync + Send + 'static) -> usize {
+    static REQUEUING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    REQUEUING.store(0, std::sync::atomic::Ordering::SeqCst);
+    let _ = model(threads_bound, move || {
+        f();
+        if syncprof::__loom::requeued() > 0 {
+            REQUEUING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    REQUEUING.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+#[test]
+fn condvar_notify_all_under_the_lock_requeues_and_wakes_every_waiter() {
+    let requeuing = model_requeues(2, || {
+        syncprof::__loom::reset(true);
+        let pair = Arc::new((Mutex::new(false), Condvar::new()));
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let p = pair.clone();
+                thread::spawn(move || {
+                    let mut ready = p.0.lock().unwrap();
+                    while !*ready {
+                        // A waiter left asleep (moved, never woken) deadlocks
+                        // the model.
+                        ready = p.1.wait(ready).unwrap();
+                    }
+                })
+            })
+            .collect();
+        let mut ready = pair.0.lock().unwrap();
+        *ready = true;
+        pair.1.notify_all();
+        drop(ready);
+        for w in waiters {
+            w.join().unwrap();
+        }
+    });
+    assert!(requeuing > 0, "no execution moved a waiter");
+}
+
+#[test]
+fn condvar_notify_one_under_the_lock_hands_each_item_over() {
+    let requeuing = model_requeues(2, || {
+        syncprof::__loom::reset(true);
+        let pair = Arc::new((Mutex::new(0usize), Condvar::new()));
+        let consumers: Vec<_> = (0..2)
+            .map(|_| {
+                let p = pair.clone();
+                thread::spawn(move || {
+                    let mut items = p.0.lock().unwrap();
+                    while *items == 0 {
+                        items = p.1.wait(items).unwrap();
+                    }
+                    *items -= 1;
+                })
+            })
+            .collect();
+        for _ in 0..2 {
+            let mut items = pair.0.lock().unwrap();
+            *items += 1;
+            pair.1.notify_one();
+        }
+        for c in consumers {
+            c.join().unwrap();
+        }
+        assert_eq!(*pair.0.lock().unwrap(), 0);
+    });
+    assert!(requeuing > 0, "no execution moved a waiter");
+}
+
+#[test]
+fn a_requeued_waiter_whose_timeout_fires_still_takes_the_mutex() {
+    // The model fires a timeout at the waiter's first look: a waiter moved to
+    // the mutex's queue before it looks times out there, leaves the mutex's
+    // queue and must still take the mutex, alone, with the flag visible.
+    let requeuing = model_requeues(2, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((Mutex::new(false), Condvar::new(), AtomicBool::new(false)));
+        let s = state.clone();
+        let waiter = thread::spawn(move || {
+            let ready = s.0.lock().unwrap();
+            let (ready, _) =
+                s.1.wait_timeout(ready, std::time::Duration::from_secs(1))
+                    .unwrap();
+            assert!(!s.2.swap(true, SeqCst), "two threads inside the mutex");
+            s.2.store(false, SeqCst);
+            drop(ready);
+        });
+        let mut ready = state.0.lock().unwrap();
+        assert!(!state.2.swap(true, SeqCst), "two threads inside the mutex");
+        *ready = true;
+        state.1.notify_one();
+        state.2.store(false, SeqCst);
+        drop(ready);
+        waiter.join().unwrap();
+        // The mutex is free and its queue clean.
+        drop(state.0.lock().unwrap());
+        assert_eq!(syncprof::__loom::queued(), 0);
+    });
+    assert!(requeuing > 0, "no execution moved a waiter");
+}

@@ -319,7 +319,21 @@ pub(crate) fn block_start() -> Option<u64> {
 #[cold]
 #[inline(never)]
 pub(crate) fn record_block(start: u64, kind: EventKind, site: Option<LockSite>, mark: StackMark) {
-    let cycles = clock::elapsed(start, clock::now());
+    record_block_between(start, clock::now(), kind, site, mark);
+}
+
+/// [`record_block`] for a wait that ended at `end`, before the call (a
+/// condvar wait ends at the notification that moved the waiter to the
+/// mutex's queue).
+#[inline(never)]
+pub(crate) fn record_block_between(
+    start: u64,
+    end: u64,
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+) {
+    let cycles = clock::elapsed(start, end);
     #[cfg(feature = "metrics")]
     if let Some(series) = metrics_series(site, kind) {
         series.record_wait(cycles);
@@ -376,6 +390,14 @@ impl BlockWait {
     #[inline]
     pub(crate) fn restart(&mut self) {
         self.start = clock::now();
+    }
+
+    /// Starts the wait's clock at `tick`, earlier than the call: for a wait
+    /// that began before its stack was captured (a condvar waiter moved to
+    /// the mutex's queue by a notification, whose mutex wait starts there).
+    #[inline]
+    pub(crate) fn start_at(&mut self, tick: u64) {
+        self.start = tick;
     }
 
     /// The prepared bucket itself (published or not), if the wait has one.

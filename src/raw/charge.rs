@@ -3,7 +3,9 @@
 //! N-waiter delay rule (design.md section 4) and the fairness bound.
 
 use super::shim::profile;
-use super::shim::{AtomicU16, AtomicU32, FilterOp, Ordering::Relaxed, ParkToken, UnparkToken};
+use super::shim::{
+    AtomicU16, AtomicU32, AtomicU64, FilterOp, Ordering::Relaxed, ParkToken, UnparkToken,
+};
 
 /// Token bit: mutex profiling was on when the waiter queued, so its wait is
 /// charged.
@@ -11,12 +13,15 @@ const PROFILED: usize = 0b01;
 /// Token bit: the waiter has already waited longer than the fairness bound
 /// over earlier parks (Go's starvation mode): hand the lock over to it.
 const STARVING: usize = 0b10;
+/// Token bit: the token is a condvar waiter's, the address of its
+/// [`RequeueCell`] (a notification may move it to its mutex's queue).
+const REQUEUED: usize = 0b100;
 /// Bits of the token below the queued-at tick.
-const FLAG_BITS: u32 = 2;
+const FLAG_BITS: u32 = 3;
 
 /// The token a waiter parks with: its queued-at tick (truncated to the bits
 /// of a `usize` above the flags; elapsed times are taken modulo that width,
-/// 2^62 ticks on 64-bit targets) and the two flags.
+/// 2^61 ticks on 64-bit targets) and the two flags.
 #[inline]
 pub(crate) fn park_token(queued_at: u64, profiled: bool, starving: bool) -> ParkToken {
     let flags = if profiled { PROFILED } else { 0 } | if starving { STARVING } else { 0 };
@@ -116,6 +121,104 @@ pub(crate) fn should_hand_off(head: ParkToken, now: u64) -> bool {
 #[inline]
 pub(crate) fn starving(first_park: u64, now: u64) -> bool {
     profile::elapsed(first_park, now) > fair_ticks()
+}
+
+/// A condvar waiter's record of its move to its mutex's queue (parking_lot's
+/// requeue): on the waiter's stack while it is parked, its park token
+/// ([`Self::token`]) the cell's address tagged [`REQUEUED`]. A mutex's
+/// unlocker reads such a token through [`QueueScan::visit_mutex_queue`] as
+/// an ordinary waiter's, queued at the tick of the requeue.
+///
+/// Written only under a queue lock of a queue the waiter is parked in: by
+/// the notifier (the tick it moves the waiter, under the condvar's queue
+/// lock) and by an unlocker that meets it unstamped (under the mutex's);
+/// read by the waiter once its park has returned, which the parking lot
+/// orders after both. Relaxed.
+#[repr(align(8))]
+pub(crate) struct RequeueCell {
+    /// The tick the waiter joined the mutex's queue; 0 while not known.
+    queued_at: AtomicU64,
+    /// Mutex profiling was on when the waiter parked.
+    profiled: bool,
+}
+
+impl RequeueCell {
+    pub(crate) fn new(profiled: bool) -> RequeueCell {
+        RequeueCell {
+            queued_at: AtomicU64::new(0),
+            profiled,
+        }
+    }
+
+    /// The park token that points to this cell.
+    #[inline]
+    pub(crate) fn token(&self) -> ParkToken {
+        ParkToken(core::ptr::from_ref(self) as usize | REQUEUED)
+    }
+
+    /// The tick the waiter joined the mutex's queue, if it was moved there
+    /// and stamped. For the waiter, after its park returned.
+    #[inline]
+    pub(crate) fn queued_at(&self) -> Option<u64> {
+        match self.queued_at.load(Relaxed) {
+            0 => None,
+            tick => Some(tick),
+        }
+    }
+
+    /// The cell a requeued token points to.
+    ///
+    /// # Safety
+    ///
+    /// `token` has [`REQUEUED`] set and the caller holds the queue lock of a
+    /// queue its owner is parked in (a filter's token), so the owner cannot
+    /// return from its park and the cell lives.
+    #[inline]
+    unsafe fn of<'a>(token: ParkToken) -> &'a RequeueCell {
+        // SAFETY: `token.0 & !REQUEUED` is the address of a live, aligned
+        // `RequeueCell` (our precondition; `token` made it).
+        unsafe { &*((token.0 & !REQUEUED) as *const RequeueCell) }
+    }
+
+    /// Stamps a condvar waiter that is about to be requeued with `now`;
+    /// nothing for any other token.
+    ///
+    /// # Safety
+    ///
+    /// As [`Self::of`], for a token with the tag.
+    #[inline]
+    pub(crate) unsafe fn stamp(token: ParkToken, now: u64) {
+        if token.0 & REQUEUED != 0 {
+            // SAFETY: the tag is set; the rest is our precondition.
+            unsafe { Self::of(token) }
+                .queued_at
+                .store(now.max(1), Relaxed);
+        }
+    }
+}
+
+/// `token` as an ordinary waiter's: a requeued condvar waiter's reads as
+/// queued at its stamp (stamped `now` if it has none: a waiter moved while
+/// profiling was off, charged from its first unlock), never starving.
+///
+/// # Safety
+///
+/// As [`RequeueCell::of`] when `token` has the tag.
+#[inline]
+unsafe fn resolve(token: ParkToken, now: u64) -> ParkToken {
+    if token.0 & REQUEUED == 0 {
+        return token;
+    }
+    // SAFETY: the tag is set; the rest is our precondition.
+    let cell = unsafe { RequeueCell::of(token) };
+    let queued_at = match cell.queued_at() {
+        Some(tick) => tick,
+        None => {
+            cell.queued_at.store(now.max(1), Relaxed);
+            now
+        }
+    };
+    park_token(queued_at, cell.profiled, false)
 }
 
 /// When a lock last handed itself over: at most one hand-over per fairness
@@ -279,6 +382,38 @@ impl QueueScan {
     pub(crate) fn visit(&mut self, token: ParkToken, profiling: bool) -> FilterOp {
         if self.head.is_none() {
             self.now = profile::now();
+            self.head = Some(token);
+            FilterOp::Unpark
+        } else if profiling {
+            self.stays(token);
+            FilterOp::Skip
+        } else {
+            FilterOp::Stop
+        }
+    }
+
+    /// [`Self::visit`] for a mutex's queue, which may hold condvar waiters
+    /// moved there by a notification (see [`RequeueCell`]).
+    ///
+    /// # Safety
+    ///
+    /// `token` was passed to the caller, an unpark filter, by the parking
+    /// lot (its owner is parked in the queue whose lock is held).
+    #[inline]
+    pub(crate) unsafe fn visit_mutex_queue(
+        &mut self,
+        token: ParkToken,
+        profiling: bool,
+    ) -> FilterOp {
+        let now = if self.head.is_none() {
+            profile::now()
+        } else {
+            self.now
+        };
+        // SAFETY: our precondition.
+        let token = unsafe { resolve(token, now) };
+        if self.head.is_none() {
+            self.now = now;
             self.head = Some(token);
             FilterOp::Unpark
         } else if profiling {

@@ -1,18 +1,33 @@
 //! The raw condition variable: parking_lot's `Condvar` (a queue keyed by the
-//! condvar's address, the waiters' mutex remembered to catch a second mutex)
-//! without requeueing: a notified thread is woken and takes the mutex itself,
-//! so that its wait for the mutex is a mutex wait of its own in the block
-//! profile, as design.md section 3 asks.
+//! condvar's address, the waiters' mutex remembered to catch a second mutex),
+//! requeue included: a notification that finds the mutex held moves the
+//! waiters to the mutex's queue instead of waking them to meet a held lock
+//! (`parking_lot_core::unpark_requeue`); the unlock wakes them.
+//!
+//! The block profile still sees two events per wait, as design.md section 3
+//! asks: the condvar wait, up to the notification, and the wait for the
+//! mutex, from the notification until the waiter holds it. A waiter parks
+//! with a token that points to a [`RequeueCell`] on its stack; a notifier
+//! that moves it stamps the cell with the tick (when profiling is on), and
+//! the mutex's unlockers read the token as a mutex waiter queued at that
+//! tick, so the mutex profile charges its wait for the mutex like any
+//! other's.
 
 use core::hint::black_box;
 use core::ptr;
 use std::time::Instant;
 
-use super::mutex::{RawMutex, TOKEN_NORMAL};
+use super::charge::RequeueCell;
+use super::mutex::{RawMutex, TOKEN_HANDOFF};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
-    self, AtomicPtr, DEFAULT_PARK_TOKEN, FilterOp, Ordering::Relaxed, ParkResult, UnparkResult,
+    self, AtomicPtr, FilterOp, Ordering::Relaxed, ParkResult, RequeueOp, UnparkResult, UnparkToken,
 };
+
+/// Unpark token of a waiter that a notification woke itself (its mutex was
+/// free): it takes the mutex on its own. Odd and not 1, so that it is none of
+/// the mutex's tokens (compete 0, hand-over 1, charge ticks even).
+const TOKEN_NOTIFIED: UnparkToken = UnparkToken(3);
 
 /// A condition variable without a site: a pointer to the mutex its waiters
 /// use, null while nobody waits.
@@ -29,6 +44,18 @@ pub(crate) struct RawCondvar {
 pub(crate) struct WaitOutcome {
     /// The timeout elapsed before a notification.
     pub(crate) timed_out: bool,
+    /// Set when a notification moved the waiter to the mutex's queue: the
+    /// caller finishes the mutex wait with [`RawMutex::relock_requeued`].
+    pub(crate) requeued: Option<Requeued>,
+}
+
+/// A condvar waiter that a notification moved to its mutex's queue.
+pub(crate) struct Requeued {
+    /// The tick it joined the mutex's queue (when it was woken, if nobody
+    /// stamped it: profiling was off at the notification).
+    pub(crate) since: u64,
+    /// The unlock that woke it handed the mutex over: it holds the mutex.
+    pub(crate) holds_mutex: bool,
 }
 
 impl RawCondvar {
@@ -43,51 +70,99 @@ impl RawCondvar {
         ptr::from_ref(self) as usize
     }
 
-    /// Wakes one waiter, if any.
+    /// Wakes one waiter, if any (or moves it to the mutex's queue if the
+    /// mutex is held).
     #[inline]
     pub(crate) fn notify_one(&self) {
-        if !self.state.load(Relaxed).is_null() {
-            self.notify_slow(false);
+        let mutex = self.state.load(Relaxed);
+        if !mutex.is_null() {
+            self.notify_slow(mutex, false);
         }
     }
 
-    /// Wakes every waiter.
+    /// Wakes every waiter: one is woken if the mutex is free, the others are
+    /// moved to the mutex's queue (all of them if it is held).
     #[inline]
     pub(crate) fn notify_all(&self) {
-        if !self.state.load(Relaxed).is_null() {
-            self.notify_slow(true);
+        let mutex = self.state.load(Relaxed);
+        if !mutex.is_null() {
+            self.notify_slow(mutex, true);
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn notify_slow(&self, all: bool) {
-        let mut first = true;
-        let filter = |_| {
-            if all || core::mem::take(&mut first) {
-                FilterOp::Unpark
-            } else {
-                FilterOp::Stop
+    fn notify_slow(&self, mutex: *mut RawMutex, all: bool) {
+        if profile::mutex_profiling_on() || profile::block_start().is_some() {
+            // Stamp the waiters this notification moves with the tick, for
+            // both profiles (a second visit of the queue, only while
+            // profiling). A waiter that leaves or arrives between the two
+            // visits is stamped by the first unlock that meets it instead.
+            let now = profile::now();
+            let mut first = true;
+            let filter = |token| {
+                // SAFETY: the token is a waiter's parked in this queue, whose
+                // lock the parking lot holds while it calls the filter.
+                unsafe { RequeueCell::stamp(token, now) };
+                if all || core::mem::take(&mut first) {
+                    FilterOp::Skip
+                } else {
+                    FilterOp::Stop
+                }
+            };
+            // SAFETY: the key is this condvar's address; the filter only
+            // writes the cells of parked waiters, and neither closure panics
+            // nor calls into the parking lot. Nobody is woken.
+            unsafe { shim::unpark_filter(self.key(), filter, |_| TOKEN_NOTIFIED) };
+        }
+        let validate = || {
+            // The waiters still wait with `mutex` (else they all left and
+            // new ones came with another mutex: nothing to do for ours).
+            if self.state.load(Relaxed) != mutex {
+                return RequeueOp::Abort;
+            }
+            // SAFETY: `state` is `mutex` while a waiter that uses it is
+            // parked here, inside a `wait` that borrows it: it is alive.
+            let mutex = unsafe { &*mutex };
+            if all {
+                self.state.store(ptr::null_mut(), Relaxed);
+            }
+            // Move waiters if the mutex is held (its unlock wakes them);
+            // wake one to take it if free. A race with a lock after this
+            // check only means the woken one meets a held lock.
+            match (mutex.mark_parked_if_locked(), all) {
+                (true, true) => RequeueOp::RequeueAll,
+                (true, false) => RequeueOp::RequeueOne,
+                (false, true) => RequeueOp::UnparkOneRequeueRest,
+                (false, false) => RequeueOp::UnparkOne,
             }
         };
-        let callback = |result: UnparkResult| {
+        let callback = |op, result: UnparkResult| {
+            if op == RequeueOp::UnparkOneRequeueRest && result.requeued_threads != 0 {
+                // SAFETY: as in `validate`; the moved waiters keep it alive.
+                unsafe { &*mutex }.mark_parked();
+            }
             if !result.have_more_threads {
                 self.state.store(ptr::null_mut(), Relaxed);
             }
-            TOKEN_NORMAL
+            TOKEN_NOTIFIED
         };
-        // SAFETY: the key is this condvar's address; the closures neither
-        // panic nor call into the parking lot.
-        unsafe { shim::unpark_filter(self.key(), filter, callback) };
+        // SAFETY: the keys are this condvar's and its waiters' mutex's
+        // addresses; `validate` and `callback` neither panic nor call into
+        // the parking lot (the mutex's state changes are plain atomics).
+        let to = unsafe { &*mutex }.queue_key();
+        unsafe { shim::unpark_requeue(self.key(), to, validate, callback) };
     }
 
     /// Releases `mutex`, waits for a notification (or `deadline`), and
     /// returns without the mutex: the caller, the public `wait*` method,
-    /// re-takes it itself so that its mutex wait is recorded on its own frame.
+    /// re-takes it itself so that its mutex wait is recorded on its own frame
+    /// (with [`RawMutex::relock_requeued`] if a notification moved this
+    /// thread to the mutex's queue, else as any `lock`).
     ///
-    /// Records the condvar wait (`cv_site`) in the block profile, and the
-    /// charge of the mutex release (`mutex_site`) in the mutex profile, both
-    /// with the mutex released.
+    /// Records the condvar wait (`cv_site`) in the block profile, up to the
+    /// notification, and the charge of the mutex release (`mutex_site`) in
+    /// the mutex profile, both with the mutex released.
     ///
     /// # Panics
     ///
@@ -112,7 +187,9 @@ impl RawCondvar {
         let mutex_ptr = ptr::from_ref(mutex).cast_mut();
         let mut bad_mutex = false;
         let mut released = None;
+        let mut timed_out_in_mutex_queue = false;
         let block = profile::block_start();
+        let cell = RequeueCell::new(profile::mutex_profiling_on());
         let validate = || {
             let current = self.state.load(Relaxed);
             if current.is_null() {
@@ -132,24 +209,54 @@ impl RawCondvar {
             // SAFETY: the caller holds `mutex` (our precondition).
             released = unsafe { mutex.unlock_unrecorded() };
         };
-        let timed_out = |_, was_last: bool| {
-            if was_last {
+        let timed_out = |key, was_last: bool| {
+            if key != self.key() {
+                // Moved to the mutex's queue: notified, then timed out
+                // waiting for the mutex (parking_lot reports no timeout).
+                timed_out_in_mutex_queue = true;
+            } else if was_last {
                 self.state.store(ptr::null_mut(), Relaxed);
             }
         };
         // SAFETY: the key is this condvar's address; `validate` and
         // `timed_out` neither panic nor call into the parking lot;
         // `before_sleep` only unparks (the mutex's queue), which is allowed,
-        // and neither allocates nor records.
+        // and neither allocates nor records. `cell` outlives the park (the
+        // token points to it; see `RequeueCell`).
         let result = unsafe {
             shim::park(
                 self.key(),
                 validate,
                 before_sleep,
                 timed_out,
-                DEFAULT_PARK_TOKEN,
+                cell.token(),
                 deadline,
             )
+        };
+        let requeued = |holds_mutex| {
+            Some(Requeued {
+                since: cell.queued_at().unwrap_or_else(profile::now),
+                holds_mutex,
+            })
+        };
+        let outcome = match result {
+            ParkResult::Unparked(TOKEN_NOTIFIED) | ParkResult::Invalid => WaitOutcome {
+                timed_out: false,
+                requeued: None,
+            },
+            // Woken by the mutex's unlock, after a notification moved us.
+            ParkResult::Unparked(token) => WaitOutcome {
+                timed_out: false,
+                requeued: requeued(token == TOKEN_HANDOFF),
+            },
+            ParkResult::TimedOut if timed_out_in_mutex_queue => WaitOutcome {
+                timed_out: false,
+                requeued: requeued(false),
+            },
+            ParkResult::TimedOut => WaitOutcome {
+                timed_out: true,
+                requeued: None,
+            },
         };
         if let Some(charge) = released {
             profile::record_mutex(
@@ -164,10 +271,12 @@ impl RawCondvar {
             panic!("attempted to use a condition variable with two mutexes");
         }
         if let Some(start) = block {
-            profile::record_block(start, EventKind::Condvar, Some(cv_site), mark);
+            let end = outcome
+                .requeued
+                .as_ref()
+                .map_or_else(profile::now, |r| r.since);
+            profile::record_block_between(start, end, EventKind::Condvar, Some(cv_site), mark);
         }
-        WaitOutcome {
-            timed_out: result == ParkResult::TimedOut,
-        }
+        outcome
     }
 }

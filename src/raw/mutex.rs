@@ -156,6 +156,33 @@ impl RawMutex {
         }
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
+        self.lock_contended(site, mark, None);
+    }
+
+    /// Ends a condvar waiter's wait for this mutex after a notification
+    /// moved it to the mutex's queue at `since`: takes the lock unless the
+    /// unlock that woke it handed it over (`held`), and records one mutex
+    /// wait from `since`, with the caller, the public `Condvar::wait*`
+    /// method, as leaf.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn relock_requeued(&self, site: LockSite, since: u64, held: bool) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        if held || self.try_lock() {
+            if profile::block_start().is_some() {
+                profile::record_block(since, EventKind::Mutex, Some(site), mark);
+            }
+            return;
+        }
+        self.lock_contended(site, mark, Some(since));
+    }
+
+    /// The contended lock: spin, then park until the lock is taken; one
+    /// block event for the whole wait, from `since` if given (a condvar
+    /// waiter's requeue) or else from the first park.
+    #[inline(always)]
+    fn lock_contended(&self, site: LockSite, mark: StackMark, since: Option<u64>) {
         let mut spin = SpinWait::new();
         let mut state = self.state.load(Relaxed);
         // First spin as `std`'s futex mutex does: up to 100 pauses (~2–3
@@ -211,6 +238,9 @@ impl RawMutex {
                 // record at the end adds only a few atomics to the
                 // critical section this thread is about to enter.
                 block = profile::begin_block_wait(EventKind::Mutex, Some(site), mark);
+                if let (Some(wait), Some(since)) = (block.as_mut(), since) {
+                    wait.start_at(since);
+                }
                 wait_from = now;
                 now
             });
@@ -256,7 +286,46 @@ impl RawMutex {
         // stack was captured before the first park.
         if let Some(wait) = block {
             profile::end_block_wait(wait);
+        } else if let Some(since) = since {
+            // A requeued condvar waiter that took the lock without parking.
+            if first_park.is_none() && profile::block_start().is_some() {
+                profile::record_block(since, EventKind::Mutex, Some(site), mark);
+            }
         }
+    }
+
+    /// Sets PARKED_BIT if the lock is held, for a condvar about to move its
+    /// waiters to this lock's queue; `false` (nothing changed) if free. Under
+    /// the queue locks of both (in `unpark_requeue`'s `validate`).
+    #[inline]
+    pub(crate) fn mark_parked_if_locked(&self) -> bool {
+        let mut state = self.state.load(Relaxed);
+        loop {
+            if state & LOCKED_BIT == 0 {
+                return false;
+            }
+            match self
+                .state
+                .compare_exchange_weak(state, state | PARKED_BIT, Relaxed, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(actual) => state = actual,
+            }
+        }
+    }
+
+    /// Sets PARKED_BIT: a condvar moved waiters to this lock's queue (under
+    /// the queue locks of both). A free lock with the bit set is a state the
+    /// lock already knows (a woken waiter about to compete).
+    #[inline]
+    pub(crate) fn mark_parked(&self) {
+        self.state.fetch_or(PARKED_BIT, Relaxed);
+    }
+
+    /// The queue key, for a condvar that moves its waiters here.
+    #[inline]
+    pub(crate) fn queue_key(&self) -> usize {
+        self.key()
     }
 
     /// Takes the lock without parking: for a thread inside
@@ -306,7 +375,9 @@ impl RawMutex {
         let profiling = profile::mutex_profiling_on();
         let scan = core::cell::RefCell::new(QueueScan::default());
         let mut charge = None;
-        let filter = |token| scan.borrow_mut().visit(token, profiling);
+        // SAFETY: the parking lot passes the filter the tokens of threads
+        // parked in this lock's queue, whose lock it holds.
+        let filter = |token| unsafe { scan.borrow_mut().visit_mutex_queue(token, profiling) };
         let callback = |result: UnparkResult| {
             let scan = scan.borrow();
             let now = scan.now;

@@ -4,23 +4,24 @@
 //!
 //! Normally: `core::sync::atomic`, `parking_lot_core` and [`crate::profile`].
 //! Under `cfg(loom)`: loom's atomics; a small model of `parking_lot_core`'s
-//! `park` / `unpark_filter` / `unpark_all` (one global queue of waiters keyed
+//! `park` / `unpark_filter` / `unpark_all` / `unpark_requeue` (one global queue of waiters keyed
 //! by address, guarded by a loom mutex); a logical clock; and a profiler stub
 //! that only sums what would have been recorded, for the loom tests to check
 //! the charge bookkeeping.
 
 #[cfg(not(loom))]
 pub(crate) use core::sync::atomic::{
-    AtomicBool, AtomicPtr, AtomicU8, AtomicU16, AtomicU32, AtomicUsize, Ordering,
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{
-    AtomicBool, AtomicPtr, AtomicU8, AtomicU16, AtomicU32, AtomicUsize, Ordering,
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 
 #[cfg(not(loom))]
 pub(crate) use parking_lot_core::{
-    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken,
+    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, RequeueOp, SpinWait, UnparkResult,
+    UnparkToken,
 };
 
 #[cfg(loom)]
@@ -36,11 +37,13 @@ pub(crate) use std::thread::yield_now;
 
 pub(crate) use self::reentry::{
     defer_wake, may_park, must_defer_wake, park, require_may_park, unpark_all, unpark_filter,
+    unpark_requeue,
 };
 
 #[cfg(loom)]
 pub(crate) use self::loom_park::{
-    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken,
+    DEFAULT_PARK_TOKEN, FilterOp, ParkResult, ParkToken, RequeueOp, SpinWait, UnparkResult,
+    UnparkToken,
 };
 
 /// Threads queued in the loom parking model.
@@ -66,7 +69,8 @@ pub(crate) mod profile {
     pub(crate) use crate::profile::clock::{difference_truncated, elapsed, elapsed_truncated};
     pub(crate) use crate::profile::{
         BlockWait, EventKind, LockSite, StackMark, begin_block_wait, block_start,
-        discard_block_wait, end_block_wait, mutex_profiling_on, now, record_block, record_mutex,
+        discard_block_wait, end_block_wait, mutex_profiling_on, now, record_block,
+        record_block_between, record_mutex,
     };
 
     /// Ticks per second if the clock is already calibrated (never calibrates:
@@ -95,6 +99,8 @@ pub(crate) mod profile {
     pub(crate) static MUTEX_EVENTS: AtomicU64 = AtomicU64::new(0);
     /// Number of calls to the parking model's `park`.
     pub(crate) static PARKS: AtomicU64 = AtomicU64::new(0);
+    /// Threads moved by the parking model's `unpark_requeue`.
+    pub(crate) static REQUEUED: AtomicU64 = AtomicU64::new(0);
     /// Number of `record_block` calls.
     pub(crate) static BLOCK_EVENTS: AtomicU64 = AtomicU64::new(0);
 
@@ -116,11 +122,24 @@ pub(crate) mod profile {
         assert!(now() > start);
         BLOCK_EVENTS.fetch_add(1, SeqCst);
     }
+    pub(crate) fn record_block_between(
+        start: u64,
+        end: u64,
+        _kind: EventKind,
+        _site: Option<LockSite>,
+        _mark: StackMark,
+    ) {
+        assert!(now() > start && end > 0);
+        BLOCK_EVENTS.fetch_add(1, SeqCst);
+    }
     /// A wait begun by `begin_block_wait`: its logical start.
     pub(crate) struct BlockWait(u64);
     impl BlockWait {
         pub(crate) fn restart(&mut self) {
             self.0 = now();
+        }
+        pub(crate) fn start_at(&mut self, tick: u64) {
+            self.0 = tick;
         }
     }
     pub(crate) fn discard_block_wait(_wait: BlockWait) {}
@@ -188,7 +207,7 @@ mod reentry {
 
     #[cfg(loom)]
     use super::loom_park as backend;
-    use super::{FilterOp, ParkResult, ParkToken, UnparkResult, UnparkToken};
+    use super::{FilterOp, ParkResult, ParkToken, RequeueOp, UnparkResult, UnparkToken};
     #[cfg(loom)]
     use loom::thread_local;
     #[cfg(not(loom))]
@@ -419,6 +438,29 @@ mod reentry {
         unsafe { backend::unpark_filter(key, filter, callback) }
     }
 
+    /// `parking_lot_core::unpark_requeue`, re-entry aware (as
+    /// [`unpark_filter`]).
+    ///
+    /// # Safety
+    ///
+    /// As `parking_lot_core::unpark_requeue`.
+    #[inline]
+    pub(crate) unsafe fn unpark_requeue(
+        key_from: usize,
+        key_to: usize,
+        validate: impl FnOnce() -> RequeueOp,
+        callback: impl FnOnce(RequeueOp, UnparkResult) -> UnparkToken,
+    ) -> UnparkResult {
+        debug_assert_ne!(
+            phase(),
+            Phase::Inside,
+            "syncprof: unpark entered from inside parking_lot_core on the same thread"
+        );
+        let _inside = Inside::enter();
+        // SAFETY: forwarded.
+        unsafe { backend::unpark_requeue(key_from, key_to, validate, callback) }
+    }
+
     /// `parking_lot_core::unpark_all`, re-entry aware (as [`unpark_filter`]).
     ///
     /// # Safety
@@ -486,7 +528,18 @@ mod loom_park {
     #[derive(Copy, Clone, Default, Eq, PartialEq, Debug)]
     pub(crate) struct UnparkResult {
         pub unparked_threads: usize,
+        pub requeued_threads: usize,
         pub have_more_threads: bool,
+    }
+
+    #[derive(Copy, Clone, Eq, PartialEq, Debug)]
+    #[allow(dead_code)]
+    pub(crate) enum RequeueOp {
+        Abort,
+        UnparkOneRequeueRest,
+        RequeueAll,
+        UnparkOne,
+        RequeueOne,
     }
 
     #[derive(Copy, Clone, Eq, PartialEq, Debug)]
@@ -578,7 +631,8 @@ mod loom_park {
         if timeout.is_some() {
             let mut queue = QUEUE.lock().unwrap();
             if let Some(i) = queue.iter().position(|w| Arc::ptr_eq(&w.slot, &slot)) {
-                queue.remove(i);
+                // The key it is parked on now: a requeue may have moved it.
+                let key = queue.remove(i).key;
                 let last = !queue.iter().any(|w| w.key == key);
                 timed_out(key, last);
                 return ParkResult::TimedOut;
@@ -639,5 +693,73 @@ mod loom_park {
     pub(crate) unsafe fn unpark_all(key: usize, token: UnparkToken) -> usize {
         // SAFETY: forwarded.
         unsafe { unpark_filter(key, |_| FilterOp::Unpark, |_| token) }.unparked_threads
+    }
+
+    /// # Safety
+    /// As `parking_lot_core::unpark_requeue`.
+    pub(crate) unsafe fn unpark_requeue(
+        key_from: usize,
+        key_to: usize,
+        validate: impl FnOnce() -> RequeueOp,
+        callback: impl FnOnce(RequeueOp, UnparkResult) -> UnparkToken,
+    ) -> UnparkResult {
+        let mut queue = QUEUE.lock().unwrap();
+        let op = validate();
+        if op == RequeueOp::Abort {
+            return UnparkResult::default();
+        }
+        reentry_point();
+        let mut result = UnparkResult::default();
+        let mut woken = None;
+        // Waiters keep their places in the one FIFO: a requeued waiter moves
+        // behind the target key's waiters by going to the back.
+        let from: Vec<usize> = (0..queue.len())
+            .filter(|&i| queue[i].key == key_from)
+            .collect();
+        let mut moved = Vec::new();
+        for (n, &i) in from.iter().enumerate() {
+            let unpark =
+                n == 0 && matches!(op, RequeueOp::UnparkOne | RequeueOp::UnparkOneRequeueRest);
+            let requeue = match op {
+                RequeueOp::RequeueAll => true,
+                RequeueOp::UnparkOneRequeueRest => n > 0,
+                RequeueOp::RequeueOne => n == 0,
+                _ => false,
+            };
+            if unpark {
+                woken = Some(i);
+            } else if requeue {
+                moved.push(i);
+            } else {
+                result.have_more_threads = true;
+            }
+        }
+        result.requeued_threads = moved.len();
+        super::profile::REQUEUED.fetch_add(moved.len() as u64, std::sync::atomic::Ordering::SeqCst);
+        result.unparked_threads = usize::from(woken.is_some());
+        // Remove from the back so the indices stay right.
+        let mut taken: Vec<(usize, Waiter)> = Vec::new();
+        let mut indices: Vec<usize> = moved.iter().copied().chain(woken).collect();
+        indices.sort_unstable();
+        for &i in indices.iter().rev() {
+            taken.push((i, queue.remove(i)));
+        }
+        taken.reverse();
+        let mut unparked = None;
+        for (i, mut waiter) in taken {
+            if Some(i) == woken {
+                unparked = Some(waiter);
+            } else {
+                waiter.key = key_to;
+                queue.push(waiter);
+            }
+        }
+        let token = callback(op, result);
+        drop(queue);
+        if let Some(waiter) = unparked {
+            waiter.slot.store(token.0 + 1, SeqCst);
+            waiter.thread.unpark();
+        }
+        result
     }
 }

@@ -128,10 +128,15 @@ impl Condvar {
     pub fn wait<'a, T: ?Sized>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
         let (raw, site) = MutexGuard::mutex(&guard).raw();
         // SAFETY: the guard proves this thread holds `raw`.
-        unsafe { self.raw.wait_slow(raw, site, self.site, None) };
+        let outcome = unsafe { self.raw.wait_slow(raw, site, self.site, None) };
         // Take the mutex back: a wait of its own, with this method as leaf.
-        if !raw.lock_fast() {
-            raw.lock_slow(site);
+        match outcome.requeued {
+            Some(requeued) => raw.relock_requeued(site, requeued.since, requeued.holds_mutex),
+            None => {
+                if !raw.lock_fast() {
+                    raw.lock_slow(site);
+                }
+            }
         }
         if raw.poison.get() {
             Err(PoisonError::new(guard))
@@ -216,8 +221,13 @@ impl Condvar {
         let (raw, site) = MutexGuard::mutex(&guard).raw();
         // SAFETY: the guard proves this thread holds `raw`.
         let outcome = unsafe { self.raw.wait_slow(raw, site, self.site, deadline) };
-        if !raw.lock_fast() {
-            raw.lock_slow(site);
+        match outcome.requeued {
+            Some(requeued) => raw.relock_requeued(site, requeued.since, requeued.holds_mutex),
+            None => {
+                if !raw.lock_fast() {
+                    raw.lock_slow(site);
+                }
+            }
         }
         let result = (guard, WaitTimeoutResult(outcome.timed_out));
         if raw.poison.get() {
