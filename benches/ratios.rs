@@ -22,8 +22,13 @@ fn rounds() -> usize {
 
 /// `--only SUBSTRING`: run only the matrix rows whose name contains it.
 fn only() -> Option<String> {
+    arg_after("--only")
+}
+
+/// The command-line argument after `flag`.
+fn arg_after(flag: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
-    let at = args.iter().position(|a| a == "--only")?;
+    let at = args.iter().position(|a| a == flag)?;
     args.get(at + 1).cloned()
 }
 
@@ -300,10 +305,33 @@ impl Matrix {
         &mut self,
         name: &str,
         std: Slice,
-        pl: Option<Slice>,
+        mut pl: Option<Slice>,
         sp: &dyn Fn() -> f64,
     ) -> Vec<Vec<f64>> {
         if only().is_some_and(|only| !name.contains(only.as_str())) {
+            return vec![Vec::new(); 4];
+        }
+        if let Some(solo) = arg_after("--solo") {
+            // One contestant alone (for `perf stat`): std, parking_lot, off, on.
+            let mut samples = Vec::new();
+            for _ in 0..rounds() {
+                samples.push(match solo.as_str() {
+                    "std" => std(),
+                    "parking_lot" => pl.as_mut().map_or(0.0, |pl| pl()),
+                    "on" => {
+                        Profiling::On.apply();
+                        sp()
+                    }
+                    _ => {
+                        Profiling::Off.apply();
+                        sp()
+                    }
+                });
+            }
+            println!(
+                "{name}, {solo} alone (Mops/s, median): {:.3}",
+                stats(samples).1 / 1e6
+            );
             return vec![Vec::new(); 4];
         }
         let mut off = || {
@@ -443,10 +471,12 @@ ping_pong!(
 );
 
 /// Items per second through a queue of capacity 64 guarded by a mutex and two
-/// condvars (not empty, not full), one producer and four consumers.
+/// condvars (not empty, not full), one producer and four consumers, each
+/// item ~50 ns of work for its consumer, outside the lock (the loop of
+/// `std::sync::Condvar`'s documentation).
 macro_rules! condvar_queue {
     ($name:ident, $mutex:ty, $condvar:ty, |$m:ident| $lock:expr, |$cv:ident, $g:ident| $wait:expr) => {
-        fn $name(period: Duration) -> f64 {
+        fn $name(period: Duration, iters: u64) -> f64 {
             // (queue, producer finished)
             let queue =
                 <$mutex>::new((std::collections::VecDeque::<u64>::with_capacity(64), false));
@@ -460,22 +490,24 @@ macro_rules! condvar_queue {
                     s.spawn(|| {
                         let mut local = 0u64;
                         let $m = &queue;
-                        let mut $g = $lock;
                         loop {
-                            if let Some(item) = $g.0.pop_front() {
-                                black_box(item);
-                                local += 1;
-                                not_full.notify_one();
-                                drop($g);
-                                $g = $lock;
-                            } else if $g.1 {
-                                break;
-                            } else {
+                            let mut $g = $lock;
+                            let item = loop {
+                                if let Some(item) = $g.0.pop_front() {
+                                    break Some(item);
+                                }
+                                if $g.1 {
+                                    break None;
+                                }
                                 let $cv = &not_empty;
                                 $wait;
-                            }
+                            };
+                            drop($g);
+                            let Some(item) = item else { break };
+                            not_full.notify_one();
+                            black_box(work(iters) ^ item);
+                            local += 1;
                         }
-                        drop($g);
                         items.fetch_add(local, Ordering::Relaxed);
                     });
                 }
@@ -821,10 +853,10 @@ fn main() {
         &|| ping_pong_sp(period),
     );
     matrix.case(
-        "condvar queue (64), 1 producer 4 consumers",
-        &mut || queue_std(period),
-        Some(&mut || queue_pl(period)),
-        &|| queue_sp(period),
+        "condvar queue (64), 1 producer 4 consumers, 50 ns per item",
+        &mut || queue_std(period, iters_50ns),
+        Some(&mut || queue_pl(period, iters_50ns)),
+        &|| queue_sp(period, iters_50ns),
     );
     matrix.case(
         "sync_channel(64), 1 -> 1",
@@ -839,7 +871,7 @@ fn main() {
         &|| flow_sp(4, None, period),
     );
     rows.append(&mut matrix.rows);
-    if only().is_some() {
+    if only().is_some() || arg_after("--solo").is_some() {
         for (workload, ratio, value, target) in &rows {
             println!("| {workload} | {ratio} | {value:.3} | {target} |");
         }
