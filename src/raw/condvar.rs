@@ -147,10 +147,11 @@ impl RawCondvar {
             }
             TOKEN_NOTIFIED
         };
+        // The mutex's address is its queue's key: no dereference needed.
+        let to = mutex as usize;
         // SAFETY: the keys are this condvar's and its waiters' mutex's
         // addresses; `validate` and `callback` neither panic nor call into
         // the parking lot (the mutex's state changes are plain atomics).
-        let to = unsafe { &*mutex }.queue_key();
         unsafe { shim::unpark_requeue(self.key(), to, validate, callback) };
     }
 

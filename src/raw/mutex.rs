@@ -68,7 +68,8 @@ impl RawMutex {
         }
     }
 
-    /// The queue key: the lock's address.
+    /// The queue key: the lock's address (a condvar that moves its waiters
+    /// here relies on it).
     #[inline]
     fn key(&self) -> usize {
         core::ptr::from_ref(self) as usize
@@ -320,12 +321,6 @@ impl RawMutex {
     #[inline]
     pub(crate) fn mark_parked(&self) {
         self.state.fetch_or(PARKED_BIT, Relaxed);
-    }
-
-    /// The queue key, for a condvar that moves its waiters here.
-    #[inline]
-    pub(crate) fn queue_key(&self) -> usize {
-        self.key()
     }
 
     /// Takes the lock without parking: for a thread inside
