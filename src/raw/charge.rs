@@ -380,8 +380,24 @@ impl QueueScan {
     /// find the newest; otherwise stop.
     #[inline]
     pub(crate) fn visit(&mut self, token: ParkToken, profiling: bool) -> FilterOp {
+        let now = self.now_for();
+        self.visit_at(token, now, profiling)
+    }
+
+    /// The tick of the scan: read at the head, reused for the rest.
+    #[inline]
+    fn now_for(&self) -> u64 {
         if self.head.is_none() {
-            self.now = profile::now();
+            profile::now()
+        } else {
+            self.now
+        }
+    }
+
+    #[inline]
+    fn visit_at(&mut self, token: ParkToken, now: u64, profiling: bool) -> FilterOp {
+        if self.head.is_none() {
+            self.now = now;
             self.head = Some(token);
             FilterOp::Unpark
         } else if profiling {
@@ -405,23 +421,10 @@ impl QueueScan {
         token: ParkToken,
         profiling: bool,
     ) -> FilterOp {
-        let now = if self.head.is_none() {
-            profile::now()
-        } else {
-            self.now
-        };
+        let now = self.now_for();
         // SAFETY: our precondition.
         let token = unsafe { resolve(token, now) };
-        if self.head.is_none() {
-            self.now = now;
-            self.head = Some(token);
-            FilterOp::Unpark
-        } else if profiling {
-            self.stays(token);
-            FilterOp::Skip
-        } else {
-            FilterOp::Stop
-        }
+        self.visit_at(token, now, profiling)
     }
 
     /// Notes a waiter that stays queued.

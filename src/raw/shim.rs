@@ -416,6 +416,18 @@ mod reentry {
         unsafe { backend::park(key, validate, before_sleep, timed_out, park_token, timeout) }
     }
 
+    /// Enters `parking_lot_core` to unpark: never from inside (checked in
+    /// debug builds; callers check [`must_defer_wake`]).
+    #[inline]
+    fn enter_unpark() -> Inside {
+        debug_assert_ne!(
+            phase(),
+            Phase::Inside,
+            "syncprof: unpark entered from inside parking_lot_core on the same thread"
+        );
+        Inside::enter()
+    }
+
     /// `parking_lot_core::unpark_filter`, re-entry aware: never from inside
     /// (checked in debug builds; callers check [`must_defer_wake`]).
     ///
@@ -428,12 +440,7 @@ mod reentry {
         filter: impl FnMut(ParkToken) -> FilterOp,
         callback: impl FnOnce(UnparkResult) -> UnparkToken,
     ) -> UnparkResult {
-        debug_assert_ne!(
-            phase(),
-            Phase::Inside,
-            "syncprof: unpark entered from inside parking_lot_core on the same thread"
-        );
-        let _inside = Inside::enter();
+        let _inside = enter_unpark();
         // SAFETY: forwarded.
         unsafe { backend::unpark_filter(key, filter, callback) }
     }
@@ -451,12 +458,7 @@ mod reentry {
         validate: impl FnOnce() -> RequeueOp,
         callback: impl FnOnce(RequeueOp, UnparkResult) -> UnparkToken,
     ) -> UnparkResult {
-        debug_assert_ne!(
-            phase(),
-            Phase::Inside,
-            "syncprof: unpark entered from inside parking_lot_core on the same thread"
-        );
-        let _inside = Inside::enter();
+        let _inside = enter_unpark();
         // SAFETY: forwarded.
         unsafe { backend::unpark_requeue(key_from, key_to, validate, callback) }
     }
@@ -468,12 +470,7 @@ mod reentry {
     /// As `parking_lot_core::unpark_all`.
     #[inline]
     pub(crate) unsafe fn unpark_all(key: usize, token: UnparkToken) -> usize {
-        debug_assert_ne!(
-            phase(),
-            Phase::Inside,
-            "syncprof: unpark entered from inside parking_lot_core on the same thread"
-        );
-        let _inside = Inside::enter();
+        let _inside = enter_unpark();
         // SAFETY: forwarded.
         unsafe { backend::unpark_all(key, token) }
     }

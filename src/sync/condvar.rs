@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use super::mutex::MutexGuard;
 use super::poison::{LockResult, PoisonError};
 use crate::profile::LockSite;
-use crate::raw::condvar::RawCondvar;
+use crate::raw::condvar::{RawCondvar, WaitOutcome};
+use crate::raw::mutex::RawMutex;
 
 /// Whether a timed wait returned because its time ran out, as
 /// [`std::sync::WaitTimeoutResult`] (whose constructor is private, hence this
@@ -130,14 +131,7 @@ impl Condvar {
         // SAFETY: the guard proves this thread holds `raw`.
         let outcome = unsafe { self.raw.wait_slow(raw, site, self.site, None) };
         // Take the mutex back: a wait of its own, with this method as leaf.
-        match outcome.requeued {
-            Some(requeued) => raw.relock_requeued(site, requeued.since, requeued.holds_mutex),
-            None => {
-                if !raw.lock_fast() {
-                    raw.lock_slow(site);
-                }
-            }
-        }
+        relock(raw, site, &outcome);
         if raw.poison.get() {
             Err(PoisonError::new(guard))
         } else {
@@ -221,14 +215,7 @@ impl Condvar {
         let (raw, site) = MutexGuard::mutex(&guard).raw();
         // SAFETY: the guard proves this thread holds `raw`.
         let outcome = unsafe { self.raw.wait_slow(raw, site, self.site, deadline) };
-        match outcome.requeued {
-            Some(requeued) => raw.relock_requeued(site, requeued.since, requeued.holds_mutex),
-            None => {
-                if !raw.lock_fast() {
-                    raw.lock_slow(site);
-                }
-            }
-        }
+        relock(raw, site, &outcome);
         let result = (guard, WaitTimeoutResult(outcome.timed_out));
         if raw.poison.get() {
             Err(PoisonError::new(result))
@@ -322,5 +309,19 @@ impl Default for Condvar {
 impl fmt::Debug for Condvar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Condvar").finish_non_exhaustive()
+    }
+}
+
+/// Takes the mutex back after a condvar wait: inlined into the public
+/// `wait*` method, which stays the leaf of a recorded mutex wait.
+#[inline(always)]
+fn relock(raw: &RawMutex, site: LockSite, outcome: &WaitOutcome) {
+    match &outcome.requeued {
+        Some(requeued) => raw.relock_requeued(site, requeued.since, requeued.holds_mutex),
+        None => {
+            if !raw.lock_fast() {
+                raw.lock_slow(site);
+            }
+        }
     }
 }
