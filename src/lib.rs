@@ -91,6 +91,10 @@
 )]
 //!   and `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
 //!   profilers. With feature `flamegraph`, SVG flame graphs.
+//! - [`parking_lot`]: parking_lot 0.13's API item for item (`Mutex`,
+//!   `FairMutex`, `ReentrantMutex`, `RwLock` with upgradable reads,
+//!   `RecursiveRwLock`, `Condvar`, `Once`, and raw locks for `lock_api`),
+//!   recording the same profiles: `use syncprof::parking_lot::Mutex`.
 //! - [`labels`]: which request, tenant or span waited and which held the
 //!   lock: `labels::with(&[("route", "/api/users")], || …)`, or
 //!   `fut.with_labels(…)` for async code; exported as pprof sample labels.
@@ -140,6 +144,11 @@ pub mod profile;
 pub mod sync;
 
 pub mod labels;
+
+// Not under loom: `lock_api`'s raw locks need `const INIT`, which loom's
+// atomics cannot build (the models drive the raw locks through `__loom`).
+#[cfg(not(loom))]
+pub mod parking_lot;
 
 pub use sync::mpsc;
 

@@ -171,3 +171,46 @@ impl RawCondvar {
         }
     }
 }
+
+/// Counting notifications, for the parking_lot face (whose `notify_one`
+/// returns whether a waiter was woken and `notify_all` how many).
+impl RawCondvar {
+    /// As [`Self::notify_one`], returning whether a waiter was woken.
+    #[inline]
+    pub(crate) fn notify_one_counted(&self) -> bool {
+        !self.state.load(Relaxed).is_null() && self.notify_counted(false) > 0
+    }
+
+    /// As [`Self::notify_all`], returning how many waiters were woken.
+    #[inline]
+    pub(crate) fn notify_all_counted(&self) -> usize {
+        if self.state.load(Relaxed).is_null() {
+            0
+        } else {
+            self.notify_counted(true)
+        }
+    }
+
+    /// `notify_slow`, counting the waiters woken.
+    #[cold]
+    #[inline(never)]
+    fn notify_counted(&self, all: bool) -> usize {
+        let mut first = true;
+        let filter = |_| {
+            if all || core::mem::take(&mut first) {
+                FilterOp::Unpark
+            } else {
+                FilterOp::Stop
+            }
+        };
+        let callback = |result: UnparkResult| {
+            if !result.have_more_threads {
+                self.state.store(ptr::null_mut(), Relaxed);
+            }
+            TOKEN_NORMAL
+        };
+        // SAFETY: the key is this condvar's address; the closures neither
+        // panic nor call into the parking lot.
+        unsafe { shim::unpark_filter(self.key(), filter, callback) }.unparked_threads
+    }
+}

@@ -1,0 +1,84 @@
+//! `parking_lot` 0.13's API, item for item, recording contention: change
+//! `use parking_lot::{Mutex, RwLock}` to
+//! `use syncprof::parking_lot::{Mutex, RwLock}`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use syncprof::parking_lot::Mutex; // was: use parking_lot::Mutex;
+//!
+//! let counter = Arc::new(Mutex::new(0u64));
+//! let workers: Vec<_> = (0..4)
+//!     .map(|_| {
+//!         let counter = Arc::clone(&counter);
+//!         std::thread::spawn(move || *counter.lock() += 1)
+//!     })
+//!     .collect();
+//! for w in workers {
+//!     w.join().unwrap();
+//! }
+//! assert_eq!(*counter.lock(), 4);
+//! ```
+//!
+//! Both profiles are recorded exactly as for the std-shaped primitives
+//! (block: the waiter's stack; mutex: the unlocker's, charged by Go's ≥ 1.22
+//! rule; labels `kind` and `lock`), by the same state machines.
+//!
+//! # The `lock` label: wrappers, not aliases
+//!
+//! parking_lot's `Mutex<T>` is an alias of `lock_api::Mutex<RawMutex, T>`,
+//! whose `const fn new` takes `RawMutex::INIT`, a constant: it cannot know
+//! where it is called. So [`Mutex`], [`FairMutex`], [`ReentrantMutex`],
+//! [`RwLock`], [`RecursiveRwLock`] and [`Condvar`] are thin wrappers
+//! (`#[repr(transparent)]` around the `lock_api` type, which they `Deref`
+//! to) whose `#[track_caller] const fn new` puts the caller's location into
+//! the raw lock. Their methods forward to `lock_api`'s; the guards are
+//! `lock_api`'s own types (`MutexGuard<'a, T>` is
+//! `lock_api::MutexGuard<'a, RawMutex, T>`, as in parking_lot), so `map`,
+//! `try_map`, `unlocked`, `unlock_fair`, `bump`, `upgrade`, `downgrade`…
+//! are parking_lot's. What a user can tell: `MutexGuard::mutex(&guard)`
+//! returns the `lock_api::Mutex` inside ours, and a function taking
+//! `&lock_api::Mutex<RawMutex, T>` gets it by `&*mutex`.
+//!
+//! A lock built directly through `lock_api` (`lock_api::Mutex::<RawMutex,
+//! T>::new`, `RawMutex::INIT`) records too, labelled with one fixed line of
+//! syncprof's source (`src/parking_lot/raw.rs`); give it its own label with
+//! `lock_api::Mutex::from_raw(RawMutex::with_site(Location::caller()), v)`.
+//!
+//! # Differences from parking_lot 0.13
+//!
+//! - Sizes: each lock carries its state, a 32-bit tick of its last
+//!   mutex-profile charge and its creation site (16 bytes for a
+//!   `Mutex<()>`, 32 for an `RwLock<()>`; parking_lot's are 1 and 8).
+//! - Eventual fairness stays: a waiter that has waited ~0.5 ms gets the lock
+//!   handed over (parking_lot 0.13 dropped it; it bounds waits and costs
+//!   nothing uncontended). Fair unlocks hand over only a lock nobody took
+//!   since the release (syncprof's locks release before they wake).
+//! - `Condvar::notify_all` wakes every waiter to take the mutex itself
+//!   rather than requeueing them onto it; each waiter's mutex wait is then
+//!   recorded as a mutex wait of its own.
+//! - [`Once`] is `std`'s `Once` with parking_lot's API; it is not recorded.
+//! - `arc_lock`, `serde`, `owning_ref`, `send_guard` and
+//!   `deadlock_detection` (parking_lot features) are not offered.
+
+mod condvar;
+mod mutex;
+mod once;
+mod raw;
+mod remutex;
+mod rwlock;
+
+pub use condvar::{Condvar, WaitTimeoutResult};
+pub use mutex::{
+    FairMutex, FairMutexGuard, MappedFairMutexGuard, MappedMutexGuard, Mutex, MutexGuard,
+};
+pub use once::{Once, OnceState};
+pub use raw::{RawCondvar, RawFairMutex, RawMutex, RawRwLock, RawRwLockRecursive, RawThreadId};
+pub use remutex::{MappedReentrantMutexGuard, ReentrantMutex, ReentrantMutexGuard};
+pub use rwlock::{
+    MappedRecursiveRwLockReadGuard, MappedRecursiveRwLockWriteGuard, MappedRwLockReadGuard,
+    MappedRwLockWriteGuard, RecursiveRwLock, RecursiveRwLockReadGuard,
+    RecursiveRwLockUpgradableReadGuard, RecursiveRwLockWriteGuard, RwLock, RwLockReadGuard,
+    RwLockUpgradableReadGuard, RwLockWriteGuard,
+};
+
+pub use ::lock_api;
