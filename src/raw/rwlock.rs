@@ -103,7 +103,7 @@ pub(crate) struct RawRwLock {
 
 /// What a waiter wants.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Mode {
+pub enum Mode {
     /// A read lock; a waiting writer keeps it out.
     Read,
     /// A read lock that may join readers inside even while a writer waits
