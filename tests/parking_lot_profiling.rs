@@ -43,7 +43,7 @@ impl Drop for Rates {
 
 type Site = &'static Location<'static>;
 
-fn mine<'p>(window: &'p Profile, site: Site) -> Vec<&'p Record> {
+fn mine(window: &Profile, site: Site) -> Vec<&Record> {
     window
         .records()
         .iter()
