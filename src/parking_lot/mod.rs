@@ -44,6 +44,44 @@
 //! syncprof's source (`src/parking_lot/raw.rs`); give it its own label with
 //! `lock_api::Mutex::from_raw(RawMutex::with_site(Location::caller()), v)`.
 //!
+//! # Variance
+//!
+//! As parking_lot's: the guards are `lock_api`'s own types, covariant in
+//! their lifetime; the locks and the guards that give `&mut T` are
+//! invariant in `T` (so are the plain read guards, which hold a reference to
+//! the lock), the mapped read guards covariant. tests/parking_lot_auto_traits.rs
+//! checks the covariant cases against parking_lot; these do not compile,
+//! with either library:
+//!
+//! ```compile_fail
+//! use syncprof::parking_lot::Mutex;
+//! fn shorten<'a, 'b: 'a>(m: Mutex<&'b i32>) -> Mutex<&'a i32> { m }
+//! ```
+//!
+//! ```compile_fail
+//! use syncprof::parking_lot::RwLock;
+//! fn shorten<'a, 'b: 'a>(m: RwLock<&'b i32>) -> RwLock<&'a i32> { m }
+//! ```
+//!
+//! ```compile_fail
+//! use syncprof::parking_lot::MutexGuard;
+//! fn shorten<'a, 'b: 'a, 'g>(g: MutexGuard<'g, &'b i32>) -> MutexGuard<'g, &'a i32> { g }
+//! ```
+//!
+//! ```compile_fail
+//! use syncprof::parking_lot::RwLockReadGuard;
+//! fn shorten<'a, 'b: 'a, 'g>(g: RwLockReadGuard<'g, &'b i32>) -> RwLockReadGuard<'g, &'a i32> { g }
+//! ```
+//!
+//! ```compile_fail
+//! use syncprof::parking_lot::MappedRwLockWriteGuard;
+//! fn shorten<'a, 'b: 'a, 'g>(
+//!     g: MappedRwLockWriteGuard<'g, &'b i32>,
+//! ) -> MappedRwLockWriteGuard<'g, &'a i32> {
+//!     g
+//! }
+//! ```
+//!
 //! # Differences from parking_lot 0.13
 //!
 //! - Sizes: each lock carries its state, a 32-bit tick of its last

@@ -100,6 +100,8 @@ impl RawMutex {
     }
 
     /// Whether the lock is held (a racy snapshot).
+    // Used by the parking_lot face, which is not built under loom.
+    #[cfg_attr(loom, allow(dead_code))]
     #[inline]
     pub(crate) fn is_locked(&self) -> bool {
         self.state.load(Relaxed) & LOCKED_BIT != 0
@@ -301,6 +303,8 @@ impl RawMutex {
 
     /// Whether threads are parked (or about to park) on the lock (a racy
     /// snapshot, for `bump`).
+    // Used by the parking_lot face, which is not built under loom.
+    #[cfg_attr(loom, allow(dead_code))]
     #[inline]
     pub(crate) fn has_parked(&self) -> bool {
         self.state.load(Relaxed) & PARKED_BIT != 0

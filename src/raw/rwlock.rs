@@ -227,12 +227,16 @@ impl RawRwLock {
     }
 
     /// Whether any lock is held (a racy snapshot).
+    // Used by the parking_lot face, which is not built under loom.
+    #[cfg_attr(loom, allow(dead_code))]
     #[inline]
     pub(crate) fn is_locked(&self) -> bool {
         self.state.load(Relaxed) & (WRITER | READERS_MASK) != 0
     }
 
     /// Whether the write lock is held (or an upgrade claims it).
+    // Used by the parking_lot face, which is not built under loom.
+    #[cfg_attr(loom, allow(dead_code))]
     #[inline]
     pub(crate) fn is_locked_exclusive(&self) -> bool {
         self.state.load(Relaxed) & WRITER != 0
@@ -240,6 +244,8 @@ impl RawRwLock {
 
     /// Whether threads are parked (or about to park) on any queue (a racy
     /// snapshot, for `bump`).
+    // Used by the parking_lot face, which is not built under loom.
+    #[cfg_attr(loom, allow(dead_code))]
     #[inline]
     pub(crate) fn has_parked(&self) -> bool {
         self.state.load(Relaxed) & (WRITER_PARKED | READER_PARKED | UPGRADABLE_PARKED) != 0
