@@ -10,6 +10,10 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+// Every lock and every shared counter on a cache line of its own, so that no
+// variant gains or loses by where the stack happened to put it.
+use crossbeam_utils::CachePadded;
+
 fn rounds() -> usize {
     if std::env::args().any(|a| a == "--quick") {
         3
@@ -75,8 +79,8 @@ fn uncontended<L: Lock>(lock: &L) -> f64 {
 
 /// Operations per second with `threads` threads contending for `period`.
 fn contended<L: Lock>(lock: &L, threads: usize, iters: u64, period: Duration) -> f64 {
-    let stop = AtomicBool::new(false);
-    let ops = AtomicU64::new(0);
+    let stop = CachePadded::new(AtomicBool::new(false));
+    let ops = CachePadded::new(AtomicU64::new(0));
     let start = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -104,8 +108,8 @@ fn read_heavy<R: Sync>(
     write_every: u64,
     period: Duration,
 ) -> f64 {
-    let stop = AtomicBool::new(false);
-    let ops = AtomicU64::new(0);
+    let stop = CachePadded::new(AtomicBool::new(false));
+    let ops = CachePadded::new(AtomicU64::new(0));
     let start = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -161,16 +165,16 @@ fn main() {
     let mut rows: Vec<(String, String, f64, &str)> = Vec::new();
 
     {
-        let pl = parking_lot::Mutex::new(0u64);
-        let sp = syncprof::parking_lot::Mutex::new(0u64);
-        let mut a = || uncontended(&pl);
+        let pl = CachePadded::new(parking_lot::Mutex::new(0u64));
+        let sp = CachePadded::new(syncprof::parking_lot::Mutex::new(0u64));
+        let mut a = || uncontended(&*pl);
         let mut b = || {
             profiling(false);
-            uncontended(&sp)
+            uncontended(&*sp)
         };
         let mut c = || {
             profiling(true);
-            let t = uncontended(&sp);
+            let t = uncontended(&*sp);
             profiling(false);
             t
         };
@@ -196,16 +200,16 @@ fn main() {
     }
 
     for threads in [4, 16] {
-        let pl = parking_lot::Mutex::new(0u64);
-        let sp = syncprof::parking_lot::Mutex::new(0u64);
-        let mut a = || contended(&pl, threads, iters_50ns, period);
+        let pl = CachePadded::new(parking_lot::Mutex::new(0u64));
+        let sp = CachePadded::new(syncprof::parking_lot::Mutex::new(0u64));
+        let mut a = || contended(&*pl, threads, iters_50ns, period);
         let mut b = || {
             profiling(false);
-            contended(&sp, threads, iters_50ns, period)
+            contended(&*sp, threads, iters_50ns, period)
         };
         let mut c = || {
             profiling(true);
-            let t = contended(&sp, threads, iters_50ns, period);
+            let t = contended(&*sp, threads, iters_50ns, period);
             profiling(false);
             t
         };
@@ -232,8 +236,8 @@ fn main() {
     }
 
     for threads in [4, 16] {
-        let pl = parking_lot::RwLock::new(0u64);
-        let sp = syncprof::parking_lot::RwLock::new(0u64);
+        let pl = CachePadded::new(parking_lot::RwLock::new(0u64));
+        let sp = CachePadded::new(syncprof::parking_lot::RwLock::new(0u64));
         let mut a = || {
             read_heavy(
                 &pl,
@@ -259,12 +263,25 @@ fn main() {
         };
         let mut b = || sp_run(false);
         let mut c = || sp_run(true);
-        let s = interleaved(&mut [&mut a, &mut b, &mut c]);
+        // The std-shaped face over the same raw lock, for reference.
+        let std_face = CachePadded::new(syncprof::RwLock::new(0u64));
+        let mut d = || {
+            read_heavy(
+                &*std_face,
+                |l| *l.read().unwrap(),
+                |l| *l.write().unwrap() += 1,
+                threads,
+                100,
+                period,
+            )
+        };
+        let s = interleaved(&mut [&mut a, &mut b, &mut c, &mut d]);
         println!(
-            "RwLock 1% writes, {threads} threads (Mops/s, median): parking_lot {:.2}  syncprof off {:.2}  on {:.2}",
+            "RwLock 1% writes, {threads} threads (Mops/s, median): parking_lot {:.2}  syncprof off {:.2}  on {:.2}  (syncprof::RwLock off {:.2})",
             median(s[0].clone()) / 1e6,
             median(s[1].clone()) / 1e6,
-            median(s[2].clone()) / 1e6
+            median(s[2].clone()) / 1e6,
+            median(s[3].clone()) / 1e6
         );
         let case = format!("RwLock 1% writes, {threads} threads");
         rows.push((

@@ -252,11 +252,29 @@ impl<const RECURSIVE: bool> RawRwLock<RECURSIVE> {
         }
     }
 
-    #[inline]
+    /// Takes the lock in `mode` (a constant at every call site): plain reads
+    /// and writes take the very paths of [`crate::RwLock`].
+    #[inline(always)]
     fn lock_mode(&self, mode: Mode) {
-        if !self.inner.lock_fast(mode) {
-            self.inner.lock_slow(mode, self.site);
-            keep_frame();
+        match mode {
+            Mode::Read => {
+                if !self.inner.read_fast() {
+                    self.inner.read_slow(self.site);
+                    keep_frame();
+                }
+            }
+            Mode::Write => {
+                if !self.inner.write_fast() {
+                    self.inner.write_slow(self.site);
+                    keep_frame();
+                }
+            }
+            _ => {
+                if !self.inner.lock_fast(mode) {
+                    self.inner.lock_slow(mode, self.site);
+                    keep_frame();
+                }
+            }
         }
     }
 
@@ -276,7 +294,7 @@ impl<const RECURSIVE: bool> RawRwLock<RECURSIVE> {
         taken
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn unlock_shared_inner(&self, fair: bool) {
         // SAFETY: the caller holds a read lock.
         if !unsafe { self.inner.read_unlock_fast() } {
@@ -289,7 +307,7 @@ impl<const RECURSIVE: bool> RawRwLock<RECURSIVE> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn unlock_exclusive_inner(&self, fair: bool) {
         // SAFETY: the caller holds the write lock.
         unsafe {
@@ -358,10 +376,7 @@ unsafe impl<const RECURSIVE: bool> lock_api::RawRwLock for RawRwLock<RECURSIVE> 
 
     #[inline]
     fn lock_exclusive(&self) -> GuardNoSend {
-        if !self.inner.write_fast() {
-            self.inner.write_slow(self.site);
-            keep_frame();
-        }
+        self.lock_mode(Mode::Write);
         GuardNoSend::new()
     }
 
