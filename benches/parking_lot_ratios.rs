@@ -306,26 +306,26 @@ fn main() {
 
     println!("\n| type | parking_lot 0.13 | syncprof::parking_lot |\n| --- | --- | --- |");
     macro_rules! size_row {
-        ($($ty:ident $(<$arg:ty>)?),*) => {$(
+        ($($label:literal => $name:ident $(<$arg:ty>)?),* $(,)?) => {$(
             println!(
                 "| `{}` | {} | {} |",
-                stringify!($ty $(<$arg>)?),
-                size_of::<parking_lot::$ty $(<$arg>)?>(),
-                size_of::<syncprof::parking_lot::$ty $(<$arg>)?>()
+                $label,
+                size_of::<parking_lot::$name $(<$arg>)?>(),
+                size_of::<syncprof::parking_lot::$name $(<$arg>)?>()
             );
         )*};
     }
     size_row!(
-        Mutex<()>,
-        FairMutex<()>,
-        ReentrantMutex<()>,
-        RwLock<()>,
-        RecursiveRwLock<()>,
-        Condvar,
-        Once,
-        RawMutex,
-        RawFairMutex,
-        RawRwLock
+        "Mutex<()>" => Mutex<()>,
+        "FairMutex<()>" => FairMutex<()>,
+        "ReentrantMutex<()>" => ReentrantMutex<()>,
+        "RwLock<()>" => RwLock<()>,
+        "RecursiveRwLock<()>" => RecursiveRwLock<()>,
+        "Condvar" => Condvar,
+        "Once" => Once,
+        "RawMutex" => RawMutex,
+        "RawFairMutex" => RawFairMutex,
+        "RawRwLock" => RawRwLock,
     );
     println!(
         "| `MutexGuard<'_, ()>` | {} | {} |",
