@@ -323,3 +323,27 @@ fn a_fair_mutex_unlock_hands_over_and_a_timed_out_waiter_leaves() {
     });
     assert!(parked > 0, "{parked} of {runs} executions parked");
 }
+
+#[test]
+fn a_timed_out_reader_leaves_its_queue() {
+    let _ = model(3, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let (s1, s2) = (state.clone(), state.clone());
+        state.0.lock(Mode::Write);
+        let timed = thread::spawn(move || {
+            if s1.0.lock_timed(Mode::Read) {
+                s1.1.enter(Mode::Read);
+                s1.1.leave(Mode::Read);
+                // SAFETY: read held.
+                unsafe { s1.0.unlock_read(false) };
+            }
+        });
+        let reader = thread::spawn(move || visit(&s2.0, &s2.1, Mode::Read));
+        // SAFETY: write held.
+        unsafe { state.0.unlock_write(false) };
+        timed.join().unwrap();
+        reader.join().unwrap();
+        assert_free(&state.0);
+    });
+}
