@@ -98,6 +98,57 @@
 //! - `arc_lock`, `serde`, `owning_ref`, `send_guard` and
 //!   `deadlock_detection` (parking_lot features) are not offered.
 
+/// The impls every lock wrapper shares: `Deref`/`DerefMut` to the
+/// `lock_api` type inside, and `Default`, `From` (labelled with the caller's
+/// location) and `Debug` (parking_lot's format, never blocking).
+macro_rules! wrapper_impls {
+    ($name:ident, $inner:ty) => {
+        /// The `lock_api` lock underneath (what the guards' `mutex()` /
+        /// `rwlock()` return), for code written against `lock_api`'s types.
+        impl<T: ?Sized> core::ops::Deref for $name<T> {
+            type Target = $inner;
+
+            #[inline]
+            fn deref(&self) -> &Self::Target {
+                &self.inner
+            }
+        }
+
+        impl<T: ?Sized> core::ops::DerefMut for $name<T> {
+            #[inline]
+            fn deref_mut(&mut self) -> &mut Self::Target {
+                &mut self.inner
+            }
+        }
+
+        impl<T: Default> Default for $name<T> {
+            /// A lock holding `T::default()`, labelled with the caller's
+            /// location.
+            #[track_caller]
+            #[inline]
+            fn default() -> Self {
+                Self::new(T::default())
+            }
+        }
+
+        impl<T> From<T> for $name<T> {
+            /// A lock holding `value`, labelled with the caller's location.
+            #[track_caller]
+            #[inline]
+            fn from(value: T) -> Self {
+                Self::new(value)
+            }
+        }
+
+        impl<T: ?Sized + core::fmt::Debug> core::fmt::Debug for $name<T> {
+            /// parking_lot's format; never blocks.
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::Debug::fmt(&self.inner, f)
+            }
+        }
+    };
+}
+
 mod condvar;
 mod mutex;
 mod once;

@@ -1,7 +1,5 @@
 //! [`ReentrantMutex`]: parking_lot 0.13's, with its creation site.
 
-use core::fmt;
-use core::ops::Deref;
 use core::panic::Location;
 use std::time::{Duration, Instant};
 
@@ -109,36 +107,4 @@ impl<T: ?Sized> ReentrantMutex<T> {
     }
 }
 
-impl<T: ?Sized> Deref for ReentrantMutex<T> {
-    type Target = lock_api::ReentrantMutex<RawMutex, RawThreadId, T>;
-
-    #[inline]
-    fn deref(&self) -> &Self::Target {
-        &self.inner
-    }
-}
-
-impl<T: Default> Default for ReentrantMutex<T> {
-    /// A mutex holding `T::default()`, labelled with the caller's location.
-    #[track_caller]
-    #[inline]
-    fn default() -> Self {
-        Self::new(T::default())
-    }
-}
-
-impl<T> From<T> for ReentrantMutex<T> {
-    /// A mutex holding `value`, labelled with the caller's location.
-    #[track_caller]
-    #[inline]
-    fn from(value: T) -> Self {
-        Self::new(value)
-    }
-}
-
-impl<T: ?Sized + fmt::Debug> fmt::Debug for ReentrantMutex<T> {
-    /// parking_lot's format; never blocks.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.inner, f)
-    }
-}
+wrapper_impls!(ReentrantMutex, lock_api::ReentrantMutex<RawMutex, RawThreadId, T>);

@@ -1,8 +1,6 @@
 //! [`RwLock`] and [`RecursiveRwLock`]: parking_lot 0.13's, with their
 //! creation site.
 
-use core::fmt;
-use core::ops::{Deref, DerefMut};
 use core::panic::Location;
 use std::time::{Duration, Instant};
 
@@ -236,49 +234,7 @@ macro_rules! rwlock_type {
             }
         }
 
-        /// The `lock_api` lock underneath, for code written against
-        /// `lock_api`'s types.
-        impl<T: ?Sized> Deref for $name<T> {
-            type Target = lock_api::RwLock<$raw, T>;
-
-            #[inline]
-            fn deref(&self) -> &Self::Target {
-                &self.inner
-            }
-        }
-
-        impl<T: ?Sized> DerefMut for $name<T> {
-            #[inline]
-            fn deref_mut(&mut self) -> &mut Self::Target {
-                &mut self.inner
-            }
-        }
-
-        impl<T: Default> Default for $name<T> {
-            /// A lock holding `T::default()`, labelled with the caller's
-            /// location.
-            #[track_caller]
-            #[inline]
-            fn default() -> Self {
-                Self::new(T::default())
-            }
-        }
-
-        impl<T> From<T> for $name<T> {
-            /// A lock holding `value`, labelled with the caller's location.
-            #[track_caller]
-            #[inline]
-            fn from(value: T) -> Self {
-                Self::new(value)
-            }
-        }
-
-        impl<T: ?Sized + fmt::Debug> fmt::Debug for $name<T> {
-            /// parking_lot's format; never blocks.
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(&self.inner, f)
-            }
-        }
+        wrapper_impls!($name, lock_api::RwLock<$raw, T>);
     };
 }
 
