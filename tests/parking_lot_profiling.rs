@@ -362,3 +362,26 @@ fn a_fair_mutex_records_too() {
     let ratio = total_secs(&mine(&charges, site)) / waited;
     assert!((0.8..=1.3).contains(&ratio), "mutex delay / wait = {ratio}");
 }
+
+/// A lock built through `lock_api` (its constant `INIT`) records too,
+/// labelled with the fixed line of syncprof's source the docs name.
+#[test]
+fn a_lock_api_lock_records_with_the_fixed_label() {
+    let _rates = Rates::on();
+    let block0 = profile::block();
+    let mutex: Arc<lock_api::Mutex<syncprof::parking_lot::RawMutex, ()>> =
+        Arc::new(lock_api::Mutex::new(()));
+    let guard = mutex.lock();
+    let m = Arc::clone(&mutex);
+    let waiter = thread::spawn(move || drop(m.lock()));
+    thread::sleep(Duration::from_millis(50));
+    drop(guard);
+    waiter.join().unwrap();
+    let blocks = profile::block().delta(&block0);
+    assert!(
+        blocks.records().iter().any(|r| r
+            .lock_site()
+            .is_some_and(|s| s.file().ends_with("src/parking_lot/raw.rs"))),
+        "no record labelled with the lock_api site"
+    );
+}
