@@ -91,6 +91,10 @@
 )]
 //!   and `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
 //!   profilers. With feature `flamegraph`, SVG flame graphs.
+//! - [`parking_lot`]: parking_lot 0.13's API item for item (`Mutex`,
+//!   `FairMutex`, `ReentrantMutex`, `RwLock` with upgradable reads,
+//!   `RecursiveRwLock`, `Condvar`, `Once`, and raw locks for `lock_api`),
+//!   recording the same profiles: `use syncprof::parking_lot::Mutex`.
 //! - [`labels`]: which request, tenant or span waited and which held the
 //!   lock: `labels::with(&[("route", "/api/users")], || …)`, or
 //!   `fut.with_labels(…)` for async code; exported as pprof sample labels.
@@ -140,6 +144,11 @@ pub mod profile;
 pub mod sync;
 
 pub mod labels;
+
+// Not under loom: `lock_api`'s raw locks need `const INIT`, which loom's
+// atomics cannot build (the models drive the raw locks through `__loom`).
+#[cfg(not(loom))]
+pub mod parking_lot;
 
 pub use sync::mpsc;
 
@@ -219,6 +228,198 @@ pub mod __loom {
     /// syncprof locks. `None` removes it.
     pub fn set_reentry_hook(hook: Option<fn()>) {
         crate::raw::shim::set_loom_reentry_hook(hook);
+    }
+
+    /// The raw rwlock's operations for the parking_lot face (which is not
+    /// built under loom: `lock_api` needs `const INIT`): upgradable reads,
+    /// upgrades, recursive reads, timed waits and fair unlocks. A timed wait
+    /// in the parking model times out unless it was woken before it slept.
+    pub struct RawRwLock(crate::raw::rwlock::RawRwLock);
+
+    /// The lock mode of [`RawRwLock::lock`].
+    pub use crate::raw::rwlock::Mode;
+
+    impl RawRwLock {
+        /// A free lock.
+        #[allow(clippy::new_without_default)]
+        pub fn new() -> RawRwLock {
+            RawRwLock(crate::raw::rwlock::RawRwLock::new())
+        }
+
+        /// Takes the lock in `mode`, waiting.
+        #[track_caller]
+        pub fn lock(&self, mode: Mode) {
+            if !self.0.lock_fast(mode) {
+                self.0.lock_slow(mode, core::panic::Location::caller());
+            }
+        }
+
+        /// Takes the lock in `mode` if it is available now.
+        pub fn try_lock(&self, mode: Mode) -> bool {
+            self.0.try_lock(mode)
+        }
+
+        /// Takes the lock in `mode`, or times out (see the type's docs).
+        #[track_caller]
+        pub fn lock_timed(&self, mode: Mode) -> bool {
+            self.0.lock_fast(mode)
+                || self.0.lock_slow_until(
+                    mode,
+                    core::panic::Location::caller(),
+                    std::time::Instant::now(),
+                )
+        }
+
+        /// Releases a read lock (plain or recursive).
+        ///
+        /// # Safety
+        ///
+        /// The thread holds a read lock.
+        #[track_caller]
+        pub unsafe fn unlock_read(&self, fair: bool) {
+            let site = core::panic::Location::caller();
+            // SAFETY: the caller holds a read lock.
+            if !unsafe { self.0.read_unlock_fast() } {
+                if fair {
+                    self.0.read_unlock_fair_slow(site);
+                } else {
+                    self.0.read_unlock_slow(site);
+                }
+            }
+        }
+
+        /// Releases the upgradable read lock.
+        ///
+        /// # Safety
+        ///
+        /// The thread holds the upgradable read lock.
+        #[track_caller]
+        pub unsafe fn unlock_upgradable(&self, fair: bool) {
+            // SAFETY: the caller holds the upgradable read lock.
+            if !unsafe { self.0.upgradable_unlock_fast() } {
+                self.0
+                    .upgradable_unlock_slow(core::panic::Location::caller(), fair);
+            }
+        }
+
+        /// Releases the write lock.
+        ///
+        /// # Safety
+        ///
+        /// The thread holds the write lock.
+        #[track_caller]
+        pub unsafe fn unlock_write(&self, fair: bool) {
+            let site = core::panic::Location::caller();
+            // SAFETY: the caller holds the write lock.
+            unsafe {
+                if !self.0.write_unlock_fast() {
+                    if fair {
+                        self.0.write_unlock_fair_slow(site);
+                    } else {
+                        self.0.write_unlock_slow(site);
+                    }
+                }
+            }
+        }
+
+        /// Upgrades the upgradable read lock (waiting; with `timed`, times
+        /// out as the type's docs say, keeping the upgradable read lock).
+        ///
+        /// # Safety
+        ///
+        /// The thread holds the upgradable read lock.
+        #[track_caller]
+        pub unsafe fn upgrade(&self, timed: bool) -> bool {
+            let deadline = timed.then(std::time::Instant::now);
+            // SAFETY: the caller holds the upgradable read lock.
+            unsafe {
+                self.0.try_upgrade()
+                    || self
+                        .0
+                        .upgrade_slow(core::panic::Location::caller(), deadline)
+            }
+        }
+
+        /// Upgrades if this thread is the only reader.
+        ///
+        /// # Safety
+        ///
+        /// The thread holds the upgradable read lock.
+        pub unsafe fn try_upgrade(&self) -> bool {
+            // SAFETY: the caller holds the upgradable read lock.
+            unsafe { self.0.try_upgrade() }
+        }
+
+        /// Write lock to upgradable read lock.
+        ///
+        /// # Safety
+        ///
+        /// The thread holds the write lock.
+        #[track_caller]
+        pub unsafe fn downgrade_to_upgradable(&self) {
+            // SAFETY: the caller holds the write lock.
+            unsafe {
+                self.0
+                    .downgrade_to_upgradable(core::panic::Location::caller())
+            }
+        }
+
+        /// Upgradable read lock to plain read lock.
+        ///
+        /// # Safety
+        ///
+        /// The thread holds the upgradable read lock.
+        #[track_caller]
+        pub unsafe fn downgrade_upgradable(&self) {
+            // SAFETY: the caller holds the upgradable read lock.
+            unsafe { self.0.downgrade_upgradable(core::panic::Location::caller()) }
+        }
+    }
+
+    /// The raw mutex's operations for the parking_lot face: timed locks and
+    /// fair unlocks (see [`RawRwLock`]).
+    pub struct RawMutex(crate::raw::mutex::RawMutex);
+
+    impl RawMutex {
+        /// A free mutex.
+        #[allow(clippy::new_without_default)]
+        pub fn new() -> RawMutex {
+            RawMutex(crate::raw::mutex::RawMutex::new())
+        }
+
+        /// Takes the lock, waiting.
+        #[track_caller]
+        pub fn lock(&self) {
+            if !self.0.lock_fast() {
+                self.0.lock_slow(core::panic::Location::caller());
+            }
+        }
+
+        /// Takes the lock or times out (see [`RawRwLock`]).
+        #[track_caller]
+        pub fn lock_timed(&self) -> bool {
+            self.0.lock_fast()
+                || self
+                    .0
+                    .lock_slow_until(core::panic::Location::caller(), std::time::Instant::now())
+        }
+
+        /// Releases the lock, fairly or not.
+        ///
+        /// # Safety
+        ///
+        /// The thread holds the lock.
+        #[track_caller]
+        pub unsafe fn unlock(&self, fair: bool) {
+            // SAFETY: the caller holds the lock.
+            if !unsafe { self.0.unlock_fast() } {
+                if fair {
+                    self.0.unlock_fair_slow(core::panic::Location::caller());
+                } else {
+                    self.0.unlock_slow(core::panic::Location::caller());
+                }
+            }
+        }
     }
 
     /// (sum of mutex-profile delays, mutex events, block events).

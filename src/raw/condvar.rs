@@ -49,6 +49,26 @@ pub(crate) struct WaitOutcome {
     pub(crate) requeued: Option<Requeued>,
 }
 
+impl WaitOutcome {
+    /// Takes the mutex back after the wait: inlined into the public `wait*`
+    /// method, which stays the leaf of a recorded mutex wait. Returns whether
+    /// a slow path ran (for the caller's `keep_frame`).
+    #[inline(always)]
+    pub(crate) fn relock(&self, mutex: &RawMutex, site: LockSite) -> bool {
+        match &self.requeued {
+            Some(requeued) => {
+                mutex.relock_requeued(site, requeued.since, requeued.holds_mutex);
+                true
+            }
+            None if mutex.lock_fast() => false,
+            None => {
+                mutex.lock_slow(site);
+                true
+            }
+        }
+    }
+}
+
 /// A condvar waiter that a notification moved to its mutex's queue.
 pub(crate) struct Requeued {
     /// The tick it joined the mutex's queue (when it was woken, if nobody
@@ -90,9 +110,11 @@ impl RawCondvar {
         }
     }
 
+    /// Wakes or moves one waiter (`all`: every waiter); returns how many
+    /// it woke or moved.
     #[cold]
     #[inline(never)]
-    fn notify_slow(&self, mutex: *mut RawMutex, all: bool) {
+    fn notify_slow(&self, mutex: *mut RawMutex, all: bool) -> usize {
         if profile::mutex_profiling_on() || profile::block_start().is_some() {
             // Stamp the waiters this notification moves with the tick, for
             // both profiles (a second visit of the queue, only while
@@ -152,7 +174,8 @@ impl RawCondvar {
         // SAFETY: the keys are this condvar's and its waiters' mutex's
         // addresses; `validate` and `callback` neither panic nor call into
         // the parking lot (the mutex's state changes are plain atomics).
-        unsafe { shim::unpark_requeue(self.key(), to, validate, callback) };
+        let result = unsafe { shim::unpark_requeue(self.key(), to, validate, callback) };
+        result.unparked_threads + result.requeued_threads
     }
 
     /// Releases `mutex`, waits for a notification (or `deadline`), and
@@ -279,5 +302,31 @@ impl RawCondvar {
             profile::record_block_between(start, end, EventKind::Condvar, Some(cv_site), mark);
         }
         outcome
+    }
+}
+
+/// Counting notifications, for the parking_lot face (whose `notify_one`
+/// returns whether a waiter was woken and `notify_all` how many; not built
+/// under loom).
+#[cfg_attr(loom, allow(dead_code))]
+impl RawCondvar {
+    /// As [`Self::notify_one`], returning whether a waiter was woken (or
+    /// moved to the mutex's queue, to be woken by its unlock).
+    #[inline]
+    pub(crate) fn notify_one_counted(&self) -> bool {
+        let mutex = self.state.load(Relaxed);
+        !mutex.is_null() && self.notify_slow(mutex, false) > 0
+    }
+
+    /// As [`Self::notify_all`], returning how many waiters were woken or
+    /// moved to the mutex's queue.
+    #[inline]
+    pub(crate) fn notify_all_counted(&self) -> usize {
+        let mutex = self.state.load(Relaxed);
+        if mutex.is_null() {
+            0
+        } else {
+            self.notify_slow(mutex, true)
+        }
     }
 }

@@ -104,8 +104,9 @@ impl RawMutex {
     }
 
     /// Whether the lock is held (a racy snapshot).
+    // Used by the parking_lot face, which is not built under loom.
+    #[cfg_attr(loom, allow(dead_code))]
     #[inline]
-    #[allow(dead_code)]
     pub(crate) fn is_locked(&self) -> bool {
         self.state.load(Relaxed) & LOCKED_BIT != 0
     }
@@ -150,14 +151,20 @@ impl RawMutex {
     #[cold]
     #[inline(never)]
     pub(crate) fn lock_slow(&self, site: LockSite) {
-        if !shim::may_park() {
-            // Re-entered from an allocation inside `parking_lot_core`: we
-            // may not park (see `shim`), and we do not record.
-            return self.lock_spinning();
-        }
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        self.lock_contended(site, mark, None);
+        self.lock_wait(site, mark, None, None);
+    }
+
+    /// As [`Self::lock_slow`], giving up at `deadline`: returns whether the
+    /// lock was taken. A wait that timed out is recorded in the block profile
+    /// too (it blocked); it is charged to nobody's unlock.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn lock_slow_until(&self, site: LockSite, deadline: Instant) -> bool {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        self.lock_wait(site, mark, Some(deadline), None)
     }
 
     /// Ends a condvar waiter's wait for this mutex after a notification
@@ -176,14 +183,28 @@ impl RawMutex {
             }
             return;
         }
-        self.lock_contended(site, mark, Some(since));
+        self.lock_wait(site, mark, None, Some(since));
     }
 
-    /// The contended lock: spin, then park until the lock is taken; one
-    /// block event for the whole wait, from `since` if given (a condvar
-    /// waiter's requeue) or else from the first park.
+    /// The body of the waits, inlined into them so that `mark` is in the
+    /// frame the public method called: spin, then park until the lock is
+    /// taken or `deadline` passes; one block event for the whole wait, from
+    /// `since` if given (a condvar waiter's requeue), else from the first
+    /// park.
     #[inline(always)]
-    fn lock_contended(&self, site: LockSite, mark: StackMark, since: Option<u64>) {
+    fn lock_wait(
+        &self,
+        site: LockSite,
+        mark: StackMark,
+        deadline: Option<Instant>,
+        since: Option<u64>,
+    ) -> bool {
+        if !shim::may_park() {
+            // Re-entered from an allocation inside `parking_lot_core`: we
+            // may not park (see `shim`), and we do not record.
+            self.lock_spinning();
+            return true;
+        }
         let mut spin = SpinWait::new();
         let mut state = self.state.load(Relaxed);
         // First spin as `std`'s futex mutex does: up to 100 pauses (~2–3
@@ -251,20 +272,20 @@ impl RawMutex {
                 charge::starving(first, now),
             );
             let validate = || self.state.load(Relaxed) == LOCKED_BIT | PARKED_BIT;
-            let timed_out = |_, _| unreachable!("lock waits have no timeout");
+            // A timed-out waiter that was the last one queued clears
+            // PARKED_BIT (under the queue lock, as every clear) and the
+            // queue's charge.
+            let timed_out = |_, was_last: bool| {
+                if was_last {
+                    self.state.fetch_and(!PARKED_BIT, Relaxed);
+                    self.charged_until.clear();
+                }
+            };
             // SAFETY: the key is this lock's address, which only this lock
             // parks on; `validate` and `timed_out` neither panic nor call into
             // the parking lot; there is no `before_sleep`.
-            let result = unsafe {
-                shim::park(
-                    self.key(),
-                    validate,
-                    || {},
-                    timed_out,
-                    token,
-                    None::<Instant>,
-                )
-            };
+            let result =
+                unsafe { shim::park(self.key(), validate, || {}, timed_out, token, deadline) };
             match result {
                 // We hold the lock: handed over.
                 ParkResult::Unparked(TOKEN_HANDOFF) => break,
@@ -278,7 +299,12 @@ impl RawMutex {
                 }
                 // The queue changed before we slept.
                 ParkResult::Invalid => {}
-                ParkResult::TimedOut => unreachable!("lock waits have no timeout"),
+                ParkResult::TimedOut => {
+                    if let Some(wait) = block {
+                        profile::end_block_wait(wait);
+                    }
+                    return false;
+                }
             }
             spin.reset();
             state = self.state.load(Relaxed);
@@ -293,6 +319,7 @@ impl RawMutex {
                 profile::record_block(since, EventKind::Mutex, Some(site), mark);
             }
         }
+        true
     }
 
     /// Sets PARKED_BIT if the lock is held, for a condvar about to move its
@@ -341,6 +368,34 @@ impl RawMutex {
     #[cold]
     #[inline(never)]
     pub(crate) fn unlock_slow(&self, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        self.unlock_wake(site, mark, false);
+    }
+
+    /// As [`Self::unlock_slow`], for a fair unlock (parking_lot's
+    /// `unlock_fair`): the lock is handed over to the head waiter if nobody
+    /// took it since the release, whatever its wait.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn unlock_fair_slow(&self, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        self.unlock_wake(site, mark, true);
+    }
+
+    /// Whether threads are parked (or about to park) on the lock (a racy
+    /// snapshot, for `bump`).
+    // Used by the parking_lot face, which is not built under loom.
+    #[cfg_attr(loom, allow(dead_code))]
+    #[inline]
+    pub(crate) fn has_parked(&self) -> bool {
+        self.state.load(Relaxed) & PARKED_BIT != 0
+    }
+
+    /// The body of both unlocks' slow paths, inlined into them.
+    #[inline(always)]
+    fn unlock_wake(&self, site: LockSite, mark: StackMark, fair: bool) {
         if shim::must_defer_wake() {
             // Re-entered from inside `parking_lot_core`: the lock is
             // released; a waiter is woken (uncharged) when this thread
@@ -348,9 +403,7 @@ impl RawMutex {
             shim::defer_wake(self.key(), false);
             return;
         }
-        let mark = 0u8;
-        let mark = StackMark::of(black_box(&mark));
-        if let Some(charge) = self.wake() {
+        if let Some(charge) = self.wake_with(fair) {
             profile::record_mutex(
                 charge.delay,
                 charge.woken,
@@ -367,6 +420,13 @@ impl RawMutex {
     /// wait is profiled. Records nothing.
     #[inline(always)]
     fn wake(&self) -> Option<Charge> {
+        self.wake_with(false)
+    }
+
+    /// [`Self::wake`], handing the lock over to the head waiter (if free)
+    /// whatever its wait when `fair`.
+    #[inline(always)]
+    fn wake_with(&self, fair: bool) -> Option<Charge> {
         let profiling = profile::mutex_profiling_on();
         let scan = core::cell::RefCell::new(QueueScan::default());
         let mut charge = None;
@@ -390,7 +450,9 @@ impl RawMutex {
                     }
                     self.charged_until.set(now);
                 }
-                if charge::should_hand_off(head, now) && self.last_hand_off.allows(now) {
+                // A fair unlock always hands over; eventual fairness at most
+                // once per bound (see `LastHandOff`).
+                if fair || (charge::should_hand_off(head, now) && self.last_hand_off.allows(now)) {
                     token = TOKEN_HANDOFF;
                 }
             }

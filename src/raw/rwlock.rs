@@ -16,6 +16,18 @@
 //! last reader out or a write unlock, starving readers (all parked readers
 //! at once) by a write unlock. So neither side starves the other for long,
 //! and no unlock ever promises a lock it has not released.
+//!
+//! For the parking_lot face, the same word also carries parking_lot's
+//! **upgradable** reads (flag U: one upgradable reader at a time, counted
+//! among the readers, excluding writers and other upgradable readers but not
+//! plain readers; its waiters park on the address + 2), an **upgrade** in
+//! progress (W set while other readers are still inside: new readers stay
+//! out, the last one out wakes the upgrader parked on the address + 3),
+//! **recursive** reads (parking_lot's `RawRwLock<true>`: a reader may join
+//! while readers are inside even if a writer waits), **timed** waits (a
+//! waiter that times out leaves its queue, clearing its parked bit if it was
+//! the last; a writer that leaves wakes the readers its WW kept out) and
+//! **fair** unlocks (the hand-over rule applied whatever the head's wait).
 
 use core::cell::{Cell, RefCell};
 use core::hint::black_box;
@@ -43,8 +55,12 @@ const READER_PARKED: usize = 0b0_0100;
 /// lock taken; cleared by a writer that takes the lock, and when the writer
 /// queue is found empty.
 const WRITER_WAITING: usize = 0b0_1000;
+/// Held by an upgradable reader (which is also counted as one reader).
+const UPGRADABLE: usize = 0b01_0000;
+/// Upgradable readers are parked (or about to park) on their queue.
+const UPGRADABLE_PARKED: usize = 0b10_0000;
 /// One reader, in the count above the flag bits.
-const ONE_READER: usize = 0b1_0000;
+const ONE_READER: usize = 0b100_0000;
 const READERS_MASK: usize = !(ONE_READER - 1);
 
 /// A reader-writer lock without data.
@@ -58,6 +74,11 @@ pub(crate) struct RawRwLock {
     ///    0    | 0 | Free (parked bits may be set while woken waiters race).
     ///   n>0   | 0 | Read-locked by n.
     ///    0    | 1 | Write-locked.
+    ///   n>0   | 1 | An upgrade waits for the n other readers to leave
+    ///         |   | (its thread holds the write claim; U is clear).
+    ///
+    /// U (with n > 0, W clear): one of the n readers is upgradable. UP: an
+    /// upgradable reader is parked; every release of W or U wakes one.
     ///
     /// A reader may join when W and WW are clear; a writer may take the lock
     /// when W and the readers are clear. WP and RP are set by a waiter
@@ -76,12 +97,62 @@ pub(crate) struct RawRwLock {
     writers_charged: ChargedUntil,
     /// Last charge for the reader queue (under its queue lock).
     readers_charged: ChargedUntil,
+    /// Last charge for the upgradable readers' queue (under its queue lock).
+    upgradables_charged: ChargedUntil,
+}
+
+/// What a waiter wants.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    /// A read lock; a waiting writer keeps it out.
+    Read,
+    /// A read lock that may join readers inside even while a writer waits
+    /// (parking_lot's recursive reads).
+    RecursiveRead,
+    /// An upgradable read lock.
+    Upgradable,
+    /// The write lock.
+    Write,
+}
+
+impl Mode {
+    /// The state after this mode's acquisition from `state`, if it may take
+    /// the lock now.
+    #[inline(always)]
+    fn take(self, state: usize) -> Option<usize> {
+        match self {
+            Mode::Read => readable(state).then(|| state + ONE_READER),
+            Mode::RecursiveRead => recursive_readable(state).then(|| state + ONE_READER),
+            Mode::Upgradable => (readable(state) && state & UPGRADABLE == 0)
+                .then(|| state + ONE_READER + UPGRADABLE),
+            Mode::Write => writable(state).then_some((state | WRITER) & !WRITER_WAITING),
+        }
+    }
+
+    /// As [`Self::take`], ignoring WW (for a thread that may not park).
+    #[inline(always)]
+    fn take_spinning(self, state: usize) -> Option<usize> {
+        match self {
+            Mode::Write => self.take(state),
+            _ => self
+                .take(state & !WRITER_WAITING)
+                .map(|next| next | (state & WRITER_WAITING)),
+        }
+    }
 }
 
 /// Whether a reader may join a lock in `state`.
 #[inline(always)]
 fn readable(state: usize) -> bool {
     state & (WRITER | WRITER_WAITING) == 0 && state & READERS_MASK != READERS_MASK
+}
+
+/// Whether a recursive reader may join a lock in `state`: no writer holds it,
+/// or readers are inside (then a waiting writer or upgrade does not keep it
+/// out: the reader may hold a read lock already).
+#[inline(always)]
+fn recursive_readable(state: usize) -> bool {
+    (state & WRITER == 0 || state & READERS_MASK != 0) && state & READERS_MASK != READERS_MASK
 }
 
 /// Whether a writer may take a lock in `state`.
@@ -98,6 +169,7 @@ impl RawRwLock {
                 poison: poison::Flag::new(),
                 writers_charged: ChargedUntil::new(),
                 readers_charged: ChargedUntil::new(),
+                upgradables_charged: ChargedUntil::new(),
             }
         }
     }
@@ -110,6 +182,73 @@ impl RawRwLock {
     #[inline]
     fn writer_key(&self) -> usize {
         self.reader_key() + 1
+    }
+
+    /// The queue of upgradable readers.
+    #[inline]
+    fn upgradable_key(&self) -> usize {
+        self.reader_key() + 2
+    }
+
+    /// Where an upgrade waits for the other readers to leave (one thread at
+    /// most: the upgradable reader).
+    #[inline]
+    fn upgrader_key(&self) -> usize {
+        self.reader_key() + 3
+    }
+
+    /// Takes the lock in `mode` if it may be taken now (never waits).
+    #[inline(always)]
+    pub(crate) fn try_lock(&self, mode: Mode) -> bool {
+        let mut state = self.state.load(Relaxed);
+        while let Some(next) = mode.take(state) {
+            match self
+                .state
+                .compare_exchange_weak(state, next, Acquire, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(actual) => state = actual,
+            }
+        }
+        false
+    }
+
+    /// The fast path of a lock in `mode`: one CAS from the state read.
+    #[inline(always)]
+    pub(crate) fn lock_fast(&self, mode: Mode) -> bool {
+        let state = self.state.load(Relaxed);
+        match mode.take(state) {
+            Some(next) => self
+                .state
+                .compare_exchange_weak(state, next, Acquire, Relaxed)
+                .is_ok(),
+            None => false,
+        }
+    }
+
+    /// Whether any lock is held (a racy snapshot).
+    // Used by the parking_lot face, which is not built under loom.
+    #[cfg_attr(loom, allow(dead_code))]
+    #[inline]
+    pub(crate) fn is_locked(&self) -> bool {
+        self.state.load(Relaxed) & (WRITER | READERS_MASK) != 0
+    }
+
+    /// Whether the write lock is held (or an upgrade claims it).
+    // Used by the parking_lot face, which is not built under loom.
+    #[cfg_attr(loom, allow(dead_code))]
+    #[inline]
+    pub(crate) fn is_locked_exclusive(&self) -> bool {
+        self.state.load(Relaxed) & WRITER != 0
+    }
+
+    /// Whether threads are parked (or about to park) on any queue (a racy
+    /// snapshot, for `bump`).
+    // Used by the parking_lot face, which is not built under loom.
+    #[cfg_attr(loom, allow(dead_code))]
+    #[inline]
+    pub(crate) fn has_parked(&self) -> bool {
+        self.state.load(Relaxed) & (WRITER_PARKED | READER_PARKED | UPGRADABLE_PARKED) != 0
     }
 
     #[inline(always)]
@@ -175,7 +314,8 @@ impl RawRwLock {
     #[inline(always)]
     pub(crate) unsafe fn read_unlock_fast(&self) -> bool {
         let prev = self.state.fetch_sub(ONE_READER, Release);
-        !(prev & READERS_MASK == ONE_READER && prev & WRITER_PARKED != 0)
+        // W with readers inside: an upgrade waits for the last one out.
+        !(prev & READERS_MASK == ONE_READER && prev & (WRITER_PARKED | WRITER) != 0)
     }
 
     /// The fast path of the write unlock; on `false` (threads are parked)
@@ -197,7 +337,27 @@ impl RawRwLock {
     pub(crate) fn read_slow(&self, site: LockSite) {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        self.wait(false, site, mark);
+        self.wait(Mode::Read, site, mark, None);
+    }
+
+    /// Waits for a lock in `mode` (the upgradable and recursive reads of
+    /// the parking_lot face); records the wait (labelled `site`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn lock_slow(&self, mode: Mode, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        self.wait(mode, site, mark, None);
+    }
+
+    /// As [`Self::lock_slow`], giving up at `deadline`: whether the lock was
+    /// taken. A wait that timed out is recorded too.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn lock_slow_until(&self, mode: Mode, site: LockSite, deadline: Instant) -> bool {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        self.wait(mode, site, mark, Some(deadline))
     }
 
     /// Waits for the write lock; records the wait (labelled `site`).
@@ -206,32 +366,40 @@ impl RawRwLock {
     pub(crate) fn write_slow(&self, site: LockSite) {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        self.wait(true, site, mark);
+        self.wait(Mode::Write, site, mark, None);
     }
 
-    /// The shared body of both waits. Always inlined into its two callers, so
-    /// that `mark` is in the frame the public method called.
+    /// The shared body of every wait. Always inlined into its callers, so
+    /// that `mark` is in the frame the public method called. Returns whether
+    /// the lock was taken (`false` only when `deadline` passed).
     #[inline(always)]
-    fn wait(&self, writer: bool, site: LockSite, mark: StackMark) {
+    fn wait(&self, mode: Mode, site: LockSite, mark: StackMark, deadline: Option<Instant>) -> bool {
         if !shim::may_park() {
             // Re-entered from an allocation inside `parking_lot_core`: spin
             // instead of parking (see `shim`), and do not record.
-            return self.wait_spinning(writer);
+            self.wait_spinning(mode);
+            return true;
         }
-        let (kind, key, parked_bit, flags) = if writer {
-            (
+        let writer = mode == Mode::Write;
+        let (kind, key, parked_bit, flags) = match mode {
+            Mode::Write => (
                 EventKind::RwLockWrite,
                 self.writer_key(),
                 WRITER_PARKED,
                 WRITER_PARKED | WRITER_WAITING,
-            )
-        } else {
-            (
+            ),
+            Mode::Upgradable => (
+                EventKind::RwLockRead,
+                self.upgradable_key(),
+                UPGRADABLE_PARKED,
+                UPGRADABLE_PARKED,
+            ),
+            Mode::Read | Mode::RecursiveRead => (
                 EventKind::RwLockRead,
                 self.reader_key(),
                 READER_PARKED,
                 READER_PARKED,
-            )
+            ),
         };
         let mut spin = SpinWait::new();
         let mut first_park: Option<u64> = None;
@@ -240,12 +408,7 @@ impl RawRwLock {
         let mut wait_from = 0u64;
         let mut state = self.state.load(Relaxed);
         loop {
-            let (free, next) = if writer {
-                (writable(state), (state | WRITER) & !WRITER_WAITING)
-            } else {
-                (readable(state), state + ONE_READER)
-            };
-            if free {
+            if let Some(next) = mode.take(state) {
                 match self
                     .state
                     .compare_exchange_weak(state, next, Acquire, Relaxed)
@@ -319,13 +482,31 @@ impl RawRwLock {
             // still unavailable to us.
             let validate = || {
                 let s = self.state.load(Relaxed);
-                s & parked_bit != 0 && if writer { !writable(s) } else { !readable(s) }
+                s & parked_bit != 0 && mode.take(s).is_none()
             };
-            let timed_out = |_, _| unreachable!("lock waits have no timeout");
-            // SAFETY: the key is one of this lock's two addresses; the
-            // closures neither panic, allocate nor call into the parking lot.
-            let result =
-                unsafe { shim::park(key, validate, || {}, timed_out, token, None::<Instant>) };
+            // A waiter that times out as the last of its queue clears the
+            // queue's parked bit (and a writer WW: nobody waits to write) and
+            // charge, under the queue lock as every clear.
+            let left_last = Cell::new(false);
+            let timed_out = |_, was_last: bool| {
+                if was_last {
+                    let clear = if writer {
+                        WRITER_PARKED | WRITER_WAITING
+                    } else {
+                        parked_bit
+                    };
+                    self.state.fetch_and(!clear, Relaxed);
+                    match mode {
+                        Mode::Write => self.writers_charged.clear(),
+                        Mode::Upgradable => self.upgradables_charged.clear(),
+                        Mode::Read | Mode::RecursiveRead => self.readers_charged.clear(),
+                    }
+                    left_last.set(true);
+                }
+            };
+            // SAFETY: the key is one of this lock's addresses; the closures
+            // neither panic, allocate nor call into the parking lot.
+            let result = unsafe { shim::park(key, validate, || {}, timed_out, token, deadline) };
             match result {
                 // We hold the lock: handed over.
                 ParkResult::Unparked(TOKEN_HANDOFF) => break,
@@ -337,7 +518,17 @@ impl RawRwLock {
                     }
                 }
                 ParkResult::Invalid => {}
-                ParkResult::TimedOut => unreachable!("lock waits have no timeout"),
+                ParkResult::TimedOut => {
+                    if writer && left_last.get() {
+                        // The WW this writer left behind kept readers out:
+                        // let them in (uncharged: nobody held the lock).
+                        self.wake_kept_out();
+                    }
+                    if let Some(wait) = block {
+                        profile::end_block_wait(wait);
+                    }
+                    return false;
+                }
             }
             spin.reset();
             state = self.state.load(Relaxed);
@@ -351,6 +542,20 @@ impl RawRwLock {
                 profile::discard_block_wait(wait);
             }
         }
+        true
+    }
+
+    /// Wakes the readers and the upgradable reader parked, to compete
+    /// (uncharged): after WW or an upgrade's W was withdrawn.
+    #[cold]
+    fn wake_kept_out(&self) {
+        let state = self.state.load(Relaxed);
+        if state & READER_PARKED != 0 {
+            let _ = self.wake_readers(false, false);
+        }
+        if state & UPGRADABLE_PARKED != 0 {
+            let _ = self.wake_upgradable(false);
+        }
     }
 
     /// Takes the lock without parking: for a thread inside
@@ -359,29 +564,15 @@ impl RawRwLock {
     /// every unlock releases before it wakes), and no hand-over is ever
     /// pending on a free lock, so the ordinary rules apply.
     #[cold]
-    fn wait_spinning(&self, writer: bool) {
+    fn wait_spinning(&self, mode: Mode) {
         loop {
             let state = self.state.load(Relaxed);
-            let taken = if writer {
-                state & (WRITER | READERS_MASK) == 0
-                    && self
-                        .state
-                        .compare_exchange_weak(
-                            state,
-                            (state | WRITER) & !WRITER_WAITING,
-                            Acquire,
-                            Relaxed,
-                        )
-                        .is_ok()
-            } else {
-                // WW is ignored for the same reason.
-                state & WRITER == 0
-                    && state & READERS_MASK != READERS_MASK
-                    && self
-                        .state
-                        .compare_exchange_weak(state, state + ONE_READER, Acquire, Relaxed)
-                        .is_ok()
-            };
+            // Readers ignore WW for the same reason.
+            let taken = mode.take_spinning(state).is_some_and(|next| {
+                self.state
+                    .compare_exchange_weak(state, next, Acquire, Relaxed)
+                    .is_ok()
+            });
             if taken {
                 return;
             }
@@ -395,17 +586,54 @@ impl RawRwLock {
     #[cold]
     #[inline(never)]
     pub(crate) fn read_unlock_slow(&self, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        self.read_unlock_wake(site, mark, false);
+    }
+
+    /// As [`Self::read_unlock_slow`], handing the lock over to the woken
+    /// writer (if free) whatever its wait: parking_lot's `unlock_shared_fair`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn read_unlock_fair_slow(&self, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        self.read_unlock_wake(site, mark, true);
+    }
+
+    /// The body of the read unlocks' slow paths (inlined into them).
+    #[inline(always)]
+    fn read_unlock_wake(&self, site: LockSite, mark: StackMark, fair: bool) {
+        // W with the last reader gone: an upgrade waited for it (or a
+        // writer got in since, whose unlock wakes the writers).
+        let upgrading = self.state.load(Relaxed) & WRITER != 0;
         if shim::must_defer_wake() {
             // Re-entered from inside `parking_lot_core`: the read lock is
             // released; a writer is woken (uncharged) when this thread
             // leaves it.
-            shim::defer_wake(self.writer_key(), false);
+            let key = if upgrading {
+                self.upgrader_key()
+            } else {
+                self.writer_key()
+            };
+            shim::defer_wake(key, false);
             return;
         }
-        let mark = 0u8;
-        let mark = StackMark::of(black_box(&mark));
         let profiling = profile::mutex_profiling_on();
-        let mut charge = self.wake_writer(profiling);
+        if upgrading {
+            let charge = self.wake_upgrader(profiling);
+            if charge.delay > 0 || charge.woken > 0 {
+                profile::record_mutex(
+                    charge.delay,
+                    charge.woken,
+                    EventKind::RwLockRead,
+                    Some(site),
+                    mark,
+                );
+            }
+            return;
+        }
+        let mut charge = self.wake_writer(profiling, fair);
         if profiling && self.state.load(Relaxed) & READER_PARKED != 0 {
             charge.add(self.charge_queued_readers());
         }
@@ -431,6 +659,35 @@ impl RawRwLock {
     #[cold]
     #[inline(never)]
     pub(crate) unsafe fn write_unlock_slow(&self, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        // SAFETY: as ours.
+        unsafe { self.write_unlock_wake(site, mark, false) };
+    }
+
+    /// As [`Self::write_unlock_slow`], handing the lock over (if free) to
+    /// the parked readers, else to the head writer, whatever their waits:
+    /// parking_lot's `unlock_exclusive_fair`.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the write lock.
+    #[cold]
+    #[inline(never)]
+    pub(crate) unsafe fn write_unlock_fair_slow(&self, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        // SAFETY: as ours.
+        unsafe { self.write_unlock_wake(site, mark, true) };
+    }
+
+    /// The body of the write unlocks' slow paths (inlined into them).
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the write lock.
+    #[inline(always)]
+    unsafe fn write_unlock_wake(&self, site: LockSite, mark: StackMark, fair: bool) {
         let state = self.state.fetch_and(!WRITER, Release);
         if shim::must_defer_wake() {
             // Re-entered from inside `parking_lot_core`: released; the
@@ -438,20 +695,27 @@ impl RawRwLock {
             if state & READER_PARKED != 0 {
                 shim::defer_wake(self.reader_key(), true);
             }
+            if state & UPGRADABLE_PARKED != 0 {
+                shim::defer_wake(self.upgradable_key(), false);
+            }
             if state & WRITER_PARKED != 0 {
                 shim::defer_wake(self.writer_key(), false);
             }
             return;
         }
-        let mark = 0u8;
-        let mark = StackMark::of(black_box(&mark));
         let profiling = profile::mutex_profiling_on();
         let mut charge = Charge::default();
+        let mut handed = false;
         if state & READER_PARKED != 0 {
-            charge.add(self.wake_readers(profiling));
+            let (readers, got) = self.wake_readers_handing(profiling, fair);
+            charge.add(readers);
+            handed = got;
+        }
+        if state & UPGRADABLE_PARKED != 0 {
+            charge.add(self.wake_upgradable(profiling));
         }
         if state & WRITER_PARKED != 0 {
-            charge.add(self.wake_writer(profiling));
+            charge.add(self.wake_writer(profiling, fair && !handed));
         }
         if charge.delay > 0 || charge.woken > 0 {
             profile::record_mutex(
@@ -474,7 +738,7 @@ impl RawRwLock {
     #[inline(always)]
     pub(crate) unsafe fn downgrade_fast(&self) -> bool {
         let state = self.state.load(Relaxed);
-        state & READER_PARKED == 0
+        state & (READER_PARKED | UPGRADABLE_PARKED) == 0
             && self
                 .state
                 .compare_exchange(state, (state & !WRITER) + ONE_READER, Release, Relaxed)
@@ -494,16 +758,28 @@ impl RawRwLock {
         let state = self
             .state
             .fetch_add(ONE_READER.wrapping_sub(WRITER), Release);
-        if state & READER_PARKED == 0 {
+        if state & (READER_PARKED | UPGRADABLE_PARKED) == 0 {
             return;
         }
         if shim::must_defer_wake() {
-            shim::defer_wake(self.reader_key(), true);
+            if state & READER_PARKED != 0 {
+                shim::defer_wake(self.reader_key(), true);
+            }
+            if state & UPGRADABLE_PARKED != 0 {
+                shim::defer_wake(self.upgradable_key(), false);
+            }
             return;
         }
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        let charge = self.wake_readers(profile::mutex_profiling_on());
+        let profiling = profile::mutex_profiling_on();
+        let mut charge = Charge::default();
+        if state & READER_PARKED != 0 {
+            charge.add(self.wake_readers(profiling, false));
+        }
+        if state & UPGRADABLE_PARKED != 0 {
+            charge.add(self.wake_upgradable(profiling));
+        }
         if charge.delay > 0 || charge.woken > 0 {
             profile::record_mutex(
                 charge.delay,
@@ -519,7 +795,7 @@ impl RawRwLock {
     /// starving and the lock is free), charging its wait and the queued
     /// writers' by the N-waiter rule. Clears WP (and WW if nobody was woken)
     /// when the queue empties.
-    fn wake_writer(&self, profiling: bool) -> Charge {
+    fn wake_writer(&self, profiling: bool, fair: bool) -> Charge {
         let scan = RefCell::new(QueueScan::default());
         let mut charge = Charge::default();
         let filter = |token| scan.borrow_mut().visit(token, profiling);
@@ -541,7 +817,7 @@ impl RawRwLock {
                 }
                 // A starving writer gets the lock if nobody holds it: taken
                 // here, on its behalf, only when free (never promised).
-                if charge::should_hand_off(head, now) {
+                if fair || charge::should_hand_off(head, now) {
                     let more = result.have_more_threads;
                     let taken = self.state.fetch_update(Acquire, Relaxed, |s| {
                         writable(s).then(|| {
@@ -583,10 +859,18 @@ impl RawRwLock {
     /// starving and no writer holds the lock, the lock is handed to them all
     /// as readers (taken here, on their behalf, only if free; never
     /// promised); else they compete.
-    fn wake_readers(&self, profiling: bool) -> Charge {
+    fn wake_readers(&self, profiling: bool, fair: bool) -> Charge {
+        self.wake_readers_handing(profiling, fair).0
+    }
+
+    /// [`Self::wake_readers`], also saying whether the lock was handed to
+    /// them. With `fair`, it is handed over (if no writer holds it) whatever
+    /// their waits.
+    fn wake_readers_handing(&self, profiling: bool, fair: bool) -> (Charge, bool) {
         let now = Cell::new(0u64);
         let since = Cell::new(None);
-        let starving = Cell::new(false);
+        let starving = Cell::new(fair);
+        let handed_over = Cell::new(false);
         let mut charge = Charge::default();
         let filter = |token| {
             if now.get() == 0 {
@@ -620,6 +904,7 @@ impl RawRwLock {
                     })
                     .is_ok();
             if handed {
+                handed_over.set(true);
                 return TOKEN_HANDOFF;
             }
             self.state.fetch_and(!READER_PARKED, Relaxed);
@@ -632,7 +917,7 @@ impl RawRwLock {
         // SAFETY: the key is this lock's reader queue; the closures neither
         // panic, allocate nor call into the parking lot.
         unsafe { shim::unpark_filter(self.reader_key(), filter, callback) };
-        charge
+        (charge, handed_over.get())
     }
 
     /// Charges the waits of the readers that stay parked (behind a starving
@@ -661,5 +946,286 @@ impl RawRwLock {
         // closures neither panic, allocate nor call into the parking lot.
         unsafe { shim::unpark_filter(self.reader_key(), filter, callback) };
         Charge { delay, woken: 0 }
+    }
+
+    /// Wakes the head upgradable reader to compete (no hand-over: it takes
+    /// U itself), charging its wait and the queued ones' by the N-waiter
+    /// rule. Clears UP when the queue empties.
+    fn wake_upgradable(&self, profiling: bool) -> Charge {
+        let scan = RefCell::new(QueueScan::default());
+        let mut charge = Charge::default();
+        let filter = |token| scan.borrow_mut().visit(token, profiling);
+        let callback = |result: UnparkResult| {
+            let scan = scan.borrow();
+            let now = scan.now;
+            if let Some(head) = scan.head {
+                if profiling || charge::is_profiled(head) {
+                    charge = Charge {
+                        delay: scan.charge(self.upgradables_charged.get(now), now),
+                        woken: u64::from(charge::is_profiled(head)),
+                    };
+                    self.upgradables_charged.set(now);
+                }
+            }
+            if !result.have_more_threads {
+                self.upgradables_charged.clear();
+                self.state.fetch_and(!UPGRADABLE_PARKED, Relaxed);
+            }
+            if now == 0 {
+                TOKEN_NORMAL
+            } else {
+                charge::wake_token(now)
+            }
+        };
+        // SAFETY: the key is this lock's upgradable queue; the closures
+        // neither panic, allocate nor call into the parking lot.
+        unsafe { shim::unpark_filter(self.upgradable_key(), filter, callback) };
+        charge
+    }
+
+    /// Wakes the upgrade waiting for the readers to leave (if it parked),
+    /// charging its wait since it parked or was last woken.
+    fn wake_upgrader(&self, profiling: bool) -> Charge {
+        let scan = RefCell::new(QueueScan::default());
+        let mut charge = Charge::default();
+        let filter = |token| scan.borrow_mut().visit(token, false);
+        let callback = |_: UnparkResult| {
+            let scan = scan.borrow();
+            if let Some(head) = scan.head {
+                if profiling || charge::is_profiled(head) {
+                    charge = Charge {
+                        delay: scan.charge(None, scan.now),
+                        woken: u64::from(charge::is_profiled(head)),
+                    };
+                }
+            }
+            TOKEN_NORMAL
+        };
+        // SAFETY: the key is this lock's upgrader queue; the closures
+        // neither panic, allocate nor call into the parking lot.
+        unsafe { shim::unpark_filter(self.upgrader_key(), filter, callback) };
+        charge
+    }
+
+    /// Records `charge` (if any) in the mutex profile on the stack above
+    /// `mark`.
+    #[inline(always)]
+    fn record(charge: Charge, kind: EventKind, site: LockSite, mark: StackMark) {
+        if charge.delay > 0 || charge.woken > 0 {
+            profile::record_mutex(charge.delay, charge.woken, kind, Some(site), mark);
+        }
+    }
+
+    /// The fast path of an upgradable unlock: one atomic. On `false` (an
+    /// upgradable reader is parked, or this was the last reader out with a
+    /// writer parked) the caller calls [`Self::upgradable_unlock_slow`].
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the upgradable read lock.
+    #[inline(always)]
+    pub(crate) unsafe fn upgradable_unlock_fast(&self) -> bool {
+        let prev = self.state.fetch_sub(ONE_READER + UPGRADABLE, Release);
+        prev & UPGRADABLE_PARKED == 0
+            && !(prev & READERS_MASK == ONE_READER && prev & WRITER_PARKED != 0)
+    }
+
+    /// Wakes, after an upgradable unlock, the head upgradable reader, and a
+    /// parked writer if no reader is left; charges the mutex profile.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn upgradable_unlock_slow(&self, site: LockSite, fair: bool) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        let state = self.state.load(Relaxed);
+        let wake_writer = state & WRITER_PARKED != 0 && state & (WRITER | READERS_MASK) == 0;
+        if shim::must_defer_wake() {
+            if state & UPGRADABLE_PARKED != 0 {
+                shim::defer_wake(self.upgradable_key(), false);
+            }
+            if wake_writer {
+                shim::defer_wake(self.writer_key(), false);
+            }
+            return;
+        }
+        let profiling = profile::mutex_profiling_on();
+        let mut charge = Charge::default();
+        if state & UPGRADABLE_PARKED != 0 {
+            charge.add(self.wake_upgradable(profiling));
+        }
+        if wake_writer {
+            charge.add(self.wake_writer(profiling, fair));
+        }
+        Self::record(charge, EventKind::RwLockRead, site, mark);
+    }
+
+    /// Upgrades the upgradable read lock to the write lock if this thread is
+    /// the only reader: one CAS.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the upgradable read lock.
+    #[inline(always)]
+    pub(crate) unsafe fn try_upgrade(&self) -> bool {
+        let mut state = self.state.load(Relaxed);
+        while state & READERS_MASK == ONE_READER {
+            let next = ((state - ONE_READER - UPGRADABLE) | WRITER) & !WRITER_WAITING;
+            match self
+                .state
+                .compare_exchange_weak(state, next, Acquire, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(actual) => state = actual,
+            }
+        }
+        false
+    }
+
+    /// Upgrades the upgradable read lock to the write lock, waiting for the
+    /// other readers to leave (new ones stay out from now on); records the
+    /// wait (kind `rwlock_write`). With a `deadline`, gives up at it (the
+    /// thread then holds the upgradable read lock again) and returns
+    /// `false`.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the upgradable read lock.
+    #[cold]
+    #[inline(never)]
+    pub(crate) unsafe fn upgrade_slow(&self, site: LockSite, deadline: Option<Instant>) -> bool {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        // Claim the write lock: U and our read lock become W; the other
+        // readers drain and the last one out wakes us.
+        let prev = self
+            .state
+            .fetch_add(WRITER.wrapping_sub(ONE_READER + UPGRADABLE), Acquire);
+        if prev & READERS_MASK == ONE_READER {
+            return true;
+        }
+        let readers_left = || self.state.load(Acquire) & READERS_MASK == 0;
+        if !shim::may_park() {
+            while !readers_left() {
+                shim::yield_now();
+            }
+            return true;
+        }
+        let mut spin = SpinWait::new();
+        let mut block: Option<profile::BlockWait> = None;
+        let mut wait_from = 0u64;
+        loop {
+            if readers_left() {
+                break;
+            }
+            if block.is_none() && spin.spin() {
+                continue;
+            }
+            let now = profile::now();
+            if block.is_none() {
+                block = profile::begin_block_wait(EventKind::RwLockWrite, Some(site), mark);
+                wait_from = now;
+            }
+            let token = charge::park_token(wait_from, profile::mutex_profiling_on(), false);
+            // Park while readers are inside: the last one out sees W and
+            // wakes this queue after its release (under this queue's lock,
+            // so either we see it gone or it sees us queued).
+            let validate = || self.state.load(Relaxed) & READERS_MASK != 0;
+            // SAFETY: the key is this lock's upgrader queue, where only the
+            // upgradable reader parks; the closures neither panic, allocate
+            // nor call into the parking lot.
+            let result = unsafe {
+                shim::park(
+                    self.upgrader_key(),
+                    validate,
+                    || {},
+                    |_, _| {},
+                    token,
+                    deadline,
+                )
+            };
+            match result {
+                ParkResult::Unparked(token) => {
+                    if let Some(tick) = charge::woken_at(token, profile::now()) {
+                        wait_from = tick;
+                    }
+                }
+                ParkResult::Invalid => {}
+                ParkResult::TimedOut => {
+                    if readers_left() {
+                        break;
+                    }
+                    // Give the claim back: W becomes U and our read lock.
+                    self.state
+                        .fetch_add((ONE_READER + UPGRADABLE).wrapping_sub(WRITER), Relaxed);
+                    self.wake_kept_out();
+                    if let Some(wait) = block {
+                        profile::end_block_wait(wait);
+                    }
+                    return false;
+                }
+            }
+        }
+        if let Some(wait) = block {
+            profile::end_block_wait(wait);
+        }
+        true
+    }
+
+    /// Turns the write lock into an upgradable read lock, waking the parked
+    /// readers to join it (charged on the caller's stack).
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the write lock.
+    #[inline]
+    pub(crate) unsafe fn downgrade_to_upgradable(&self, site: LockSite) {
+        let prev = self
+            .state
+            .fetch_add((ONE_READER + UPGRADABLE).wrapping_sub(WRITER), Release);
+        if prev & READER_PARKED != 0 {
+            self.readers_wake_slow(site);
+        }
+    }
+
+    /// Turns the upgradable read lock into a plain read lock, waking a
+    /// parked upgradable reader (charged on the caller's stack).
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the upgradable read lock.
+    #[inline]
+    pub(crate) unsafe fn downgrade_upgradable(&self, site: LockSite) {
+        let prev = self.state.fetch_sub(UPGRADABLE, Release);
+        if prev & UPGRADABLE_PARKED != 0 {
+            self.upgradable_wake_slow(site);
+        }
+    }
+
+    /// Wakes the parked readers to compete; records the charge.
+    #[cold]
+    #[inline(never)]
+    fn readers_wake_slow(&self, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        if shim::must_defer_wake() {
+            shim::defer_wake(self.reader_key(), true);
+            return;
+        }
+        let charge = self.wake_readers(profile::mutex_profiling_on(), false);
+        Self::record(charge, EventKind::RwLockWrite, site, mark);
+    }
+
+    /// Wakes the head upgradable reader to compete; records the charge.
+    #[cold]
+    #[inline(never)]
+    fn upgradable_wake_slow(&self, site: LockSite) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        if shim::must_defer_wake() {
+            shim::defer_wake(self.upgradable_key(), false);
+            return;
+        }
+        let charge = self.wake_upgradable(profile::mutex_profiling_on());
+        Self::record(charge, EventKind::RwLockRead, site, mark);
     }
 }

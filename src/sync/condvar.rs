@@ -6,9 +6,8 @@ use std::time::{Duration, Instant};
 
 use super::mutex::MutexGuard;
 use super::poison::{LockResult, PoisonError};
-use crate::profile::LockSite;
-use crate::raw::condvar::{RawCondvar, WaitOutcome};
-use crate::raw::mutex::RawMutex;
+use crate::profile::{LockSite, keep_frame};
+use crate::raw::condvar::RawCondvar;
 
 /// Whether a timed wait returned because its time ran out, as
 /// [`std::sync::WaitTimeoutResult`] (whose constructor is private, hence this
@@ -131,7 +130,9 @@ impl Condvar {
         // SAFETY: the guard proves this thread holds `raw`.
         let outcome = unsafe { self.raw.wait_slow(raw, site, self.site, None) };
         // Take the mutex back: a wait of its own, with this method as leaf.
-        relock(raw, site, &outcome);
+        if outcome.relock(raw, site) {
+            keep_frame();
+        }
         if raw.poison.get() {
             Err(PoisonError::new(guard))
         } else {
@@ -215,7 +216,9 @@ impl Condvar {
         let (raw, site) = MutexGuard::mutex(&guard).raw();
         // SAFETY: the guard proves this thread holds `raw`.
         let outcome = unsafe { self.raw.wait_slow(raw, site, self.site, deadline) };
-        relock(raw, site, &outcome);
+        if outcome.relock(raw, site) {
+            keep_frame();
+        }
         let result = (guard, WaitTimeoutResult(outcome.timed_out));
         if raw.poison.get() {
             Err(PoisonError::new(result))
@@ -309,19 +312,5 @@ impl Default for Condvar {
 impl fmt::Debug for Condvar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Condvar").finish_non_exhaustive()
-    }
-}
-
-/// Takes the mutex back after a condvar wait: inlined into the public
-/// `wait*` method, which stays the leaf of a recorded mutex wait.
-#[inline(always)]
-fn relock(raw: &RawMutex, site: LockSite, outcome: &WaitOutcome) {
-    match &outcome.requeued {
-        Some(requeued) => raw.relock_requeued(site, requeued.since, requeued.holds_mutex),
-        None => {
-            if !raw.lock_fast() {
-                raw.lock_slow(site);
-            }
-        }
     }
 }

@@ -1,0 +1,349 @@
+//! Model checks of the lock logic added for `syncprof::parking_lot`:
+//! upgradable reads, upgrades, recursive reads, fair hand-offs and timed-out
+//! waiters leaving their queue, on the raw locks (driven through the hidden
+//! `syncprof::__loom`, since the face itself needs `const INIT`).
+//!
+//! `RUSTFLAGS="--cfg loom -C force-frame-pointers=yes" LOOM_MAX_PREEMPTIONS=2
+//! cargo test --release --test loom_parking_lot`
+#![cfg(loom)]
+
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use loom::thread;
+use syncprof::__loom::{Mode, RawMutex, RawRwLock};
+
+/// The stub profiler's totals are process-wide: one model at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` under loom; returns (executions, executions in which some thread
+/// parked).
+fn model(threads_bound: usize, f: impl Fn() + Sync + Send + 'static) -> (usize, usize) {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    static PARKED: AtomicUsize = AtomicUsize::new(0);
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    RUNS.store(0, SeqCst);
+    PARKED.store(0, SeqCst);
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(
+        builder
+            .preemption_bound
+            .map_or(threads_bound, |env| env.min(threads_bound)),
+    );
+    builder.check(move || {
+        f();
+        RUNS.fetch_add(1, SeqCst);
+        if syncprof::__loom::parks() > 0 {
+            PARKED.fetch_add(1, SeqCst);
+        }
+    });
+    let (runs, parked) = (RUNS.load(SeqCst), PARKED.load(SeqCst));
+    eprintln!("loom: {runs} executions, {parked} with a thread parked");
+    (runs, parked)
+}
+
+/// Who is inside: readers (incl. upgradable) in the low bits, one writer at
+/// `WRITER_IN`, one upgradable reader at `UPGRADABLE_IN`.
+struct Inside(AtomicUsize);
+const WRITER_IN: usize = 1 << 20;
+const UPGRADABLE_IN: usize = 1 << 10;
+
+impl Inside {
+    fn new() -> Inside {
+        Inside(AtomicUsize::new(0))
+    }
+    fn enter(&self, mode: Mode) {
+        let add = match mode {
+            Mode::Write => WRITER_IN,
+            Mode::Upgradable => UPGRADABLE_IN + 1,
+            Mode::Read | Mode::RecursiveRead => 1,
+        };
+        let before = self.0.fetch_add(add, SeqCst);
+        match mode {
+            Mode::Write => assert_eq!(before, 0, "a writer inside with others"),
+            Mode::Upgradable => assert!(
+                before & (WRITER_IN | (UPGRADABLE_IN * 1023)) == 0,
+                "an upgradable reader inside with a writer or another one"
+            ),
+            _ => assert!(before & WRITER_IN == 0, "a reader inside with a writer"),
+        }
+    }
+    fn leave(&self, mode: Mode) {
+        let sub = match mode {
+            Mode::Write => WRITER_IN,
+            Mode::Upgradable => UPGRADABLE_IN + 1,
+            Mode::Read | Mode::RecursiveRead => 1,
+        };
+        self.0.fetch_sub(sub, SeqCst);
+    }
+}
+
+/// Takes the lock in `mode`, checks the exclusion, releases.
+fn visit(lock: &RawRwLock, inside: &Inside, mode: Mode) {
+    lock.lock(mode);
+    inside.enter(mode);
+    inside.leave(mode);
+    // SAFETY: held in `mode` just above.
+    unsafe {
+        match mode {
+            Mode::Write => lock.unlock_write(false),
+            Mode::Upgradable => lock.unlock_upgradable(false),
+            _ => lock.unlock_read(false),
+        }
+    }
+}
+
+fn assert_free(lock: &RawRwLock) {
+    assert!(lock.try_lock(Mode::Write), "the lock is left taken");
+    // SAFETY: just taken.
+    unsafe { lock.unlock_write(false) };
+    assert_eq!(syncprof::__loom::queued(), 0, "a thread left queued");
+}
+
+#[test]
+fn an_upgradable_reader_excludes_writers_and_admits_readers() {
+    let _ = model(2, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let (s1, s2) = (state.clone(), state.clone());
+        let u = thread::spawn(move || visit(&s1.0, &s1.1, Mode::Upgradable));
+        let w = thread::spawn(move || visit(&s2.0, &s2.1, Mode::Write));
+        visit(&state.0, &state.1, Mode::Read);
+        u.join().unwrap();
+        w.join().unwrap();
+        assert_free(&state.0);
+    });
+}
+
+#[test]
+fn two_upgradable_readers_exclude_each_other_and_upgrade() {
+    let (runs, parked) = model(2, || {
+        syncprof::__loom::reset(false);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let upgrader = |s: Arc<(RawRwLock, Inside)>| {
+            s.0.lock(Mode::Upgradable);
+            s.1.enter(Mode::Upgradable);
+            s.1.leave(Mode::Upgradable);
+            // SAFETY: upgradable held.
+            assert!(unsafe { s.0.upgrade(false) });
+            s.1.enter(Mode::Write);
+            s.1.leave(Mode::Write);
+            // SAFETY: write held.
+            unsafe { s.0.unlock_write(false) };
+        };
+        let s1 = state.clone();
+        let t = thread::spawn(move || upgrader(s1));
+        upgrader(state.clone());
+        t.join().unwrap();
+        assert_free(&state.0);
+    });
+    assert!(parked > 0, "{parked} of {runs} executions parked");
+}
+
+#[test]
+fn an_upgrade_waits_for_the_readers_inside() {
+    let (runs, parked) = model(3, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let s1 = state.clone();
+        state.0.lock(Mode::Upgradable);
+        let r = thread::spawn(move || visit(&s1.0, &s1.1, Mode::Read));
+        // SAFETY: upgradable held.
+        assert!(unsafe { state.0.upgrade(false) });
+        state.1.enter(Mode::Write);
+        state.1.leave(Mode::Write);
+        // SAFETY: write held; then upgradable again.
+        unsafe {
+            state.0.downgrade_to_upgradable();
+            state.0.downgrade_upgradable();
+            state.0.unlock_read(false);
+        }
+        r.join().unwrap();
+        assert_free(&state.0);
+    });
+    assert!(parked > 0, "{parked} of {runs} executions parked");
+}
+
+#[test]
+fn a_timed_out_upgrade_keeps_the_upgradable_lock_and_lets_readers_in() {
+    let _ = model(3, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let (s1, s2) = (state.clone(), state.clone());
+        state.0.lock(Mode::Upgradable);
+        // A reader inside, and one that may arrive while the upgrade waits.
+        s1.0.lock(Mode::Read);
+        let r = thread::spawn(move || visit(&s2.0, &s2.1, Mode::Read));
+        // SAFETY: upgradable held; a reader is inside until below.
+        let upgraded = unsafe { state.0.upgrade(true) };
+        assert!(!upgraded, "upgraded with a reader inside");
+        // Still upgradable: the late reader gets in, the first one leaves.
+        r.join().unwrap();
+        // SAFETY: the read lock taken above; the upgradable lock.
+        unsafe {
+            s1.0.unlock_read(false);
+            state.0.unlock_upgradable(false);
+        }
+        assert_free(&state.0);
+    });
+}
+
+#[test]
+fn a_recursive_reader_passes_a_waiting_writer() {
+    let _ = model(3, || {
+        syncprof::__loom::reset(false);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let s1 = state.clone();
+        state.0.lock(Mode::RecursiveRead);
+        let w = thread::spawn(move || visit(&s1.0, &s1.1, Mode::Write));
+        // Would deadlock behind the waiting writer without recursion.
+        state.0.lock(Mode::RecursiveRead);
+        // SAFETY: two read locks held.
+        unsafe {
+            state.0.unlock_read(false);
+            state.0.unlock_read(false);
+        }
+        w.join().unwrap();
+        assert_free(&state.0);
+    });
+}
+
+#[test]
+fn a_fair_write_unlock_hands_over_to_readers_or_a_writer() {
+    let (runs, parked) = model(3, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let (s1, s2) = (state.clone(), state.clone());
+        state.0.lock(Mode::Write);
+        let r = thread::spawn(move || visit(&s1.0, &s1.1, Mode::Read));
+        let w = thread::spawn(move || visit(&s2.0, &s2.1, Mode::Write));
+        // SAFETY: write held.
+        unsafe { state.0.unlock_write(true) };
+        r.join().unwrap();
+        w.join().unwrap();
+        assert_free(&state.0);
+    });
+    assert!(parked > 0, "{parked} of {runs} executions parked");
+}
+
+#[test]
+fn a_fair_read_unlock_hands_over_to_the_writer() {
+    let _ = model(3, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let s1 = state.clone();
+        state.0.lock(Mode::Read);
+        let w = thread::spawn(move || visit(&s1.0, &s1.1, Mode::Write));
+        // SAFETY: read held.
+        unsafe { state.0.unlock_read(true) };
+        visit(&state.0, &state.1, Mode::Upgradable);
+        w.join().unwrap();
+        assert_free(&state.0);
+    });
+}
+
+#[test]
+fn a_timed_out_writer_leaves_and_lets_readers_in() {
+    let _ = model(3, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let (s1, s2) = (state.clone(), state.clone());
+        state.0.lock(Mode::Read);
+        let w = thread::spawn(move || {
+            let got = s1.0.lock_timed(Mode::Write);
+            assert!(!got, "a writer got in past a reader");
+        });
+        // A reader that may park behind the writer's WW.
+        let r = thread::spawn(move || visit(&s2.0, &s2.1, Mode::Read));
+        w.join().unwrap();
+        r.join().unwrap();
+        // WW is gone with the writer: readers get in.
+        assert!(state.0.try_lock(Mode::Read), "WW left behind");
+        // SAFETY: two read locks held.
+        unsafe {
+            state.0.unlock_read(false);
+            state.0.unlock_read(false);
+        }
+        assert_free(&state.0);
+    });
+}
+
+#[test]
+fn a_timed_out_upgradable_waiter_leaves_its_queue() {
+    let _ = model(3, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let s1 = state.clone();
+        state.0.lock(Mode::Upgradable);
+        let u = thread::spawn(move || {
+            if s1.0.lock_timed(Mode::Upgradable) {
+                s1.1.enter(Mode::Upgradable);
+                s1.1.leave(Mode::Upgradable);
+                // SAFETY: upgradable held.
+                unsafe { s1.0.unlock_upgradable(false) };
+            }
+        });
+        // SAFETY: upgradable held.
+        unsafe { state.0.unlock_upgradable(false) };
+        u.join().unwrap();
+        assert_free(&state.0);
+    });
+}
+
+#[test]
+fn a_fair_mutex_unlock_hands_over_and_a_timed_out_waiter_leaves() {
+    let (runs, parked) = model(3, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawMutex::new(), AtomicUsize::new(0)));
+        let (s1, s2) = (state.clone(), state.clone());
+        state.0.lock();
+        let waiter = thread::spawn(move || {
+            s1.0.lock();
+            assert_eq!(s1.1.fetch_add(1, SeqCst), 0);
+            s1.1.fetch_sub(1, SeqCst);
+            // SAFETY: held.
+            unsafe { s1.0.unlock(true) };
+        });
+        let timed = thread::spawn(move || {
+            if s2.0.lock_timed() {
+                assert_eq!(s2.1.fetch_add(1, SeqCst), 0);
+                s2.1.fetch_sub(1, SeqCst);
+                // SAFETY: held.
+                unsafe { s2.0.unlock(false) };
+            }
+        });
+        // SAFETY: held.
+        unsafe { state.0.unlock(true) };
+        waiter.join().unwrap();
+        timed.join().unwrap();
+        state.0.lock();
+        // SAFETY: held.
+        unsafe { state.0.unlock(false) };
+        assert_eq!(syncprof::__loom::queued(), 0, "a thread left queued");
+    });
+    assert!(parked > 0, "{parked} of {runs} executions parked");
+}
+
+#[test]
+fn a_timed_out_reader_leaves_its_queue() {
+    let _ = model(3, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let (s1, s2) = (state.clone(), state.clone());
+        state.0.lock(Mode::Write);
+        let timed = thread::spawn(move || {
+            if s1.0.lock_timed(Mode::Read) {
+                s1.1.enter(Mode::Read);
+                s1.1.leave(Mode::Read);
+                // SAFETY: read held.
+                unsafe { s1.0.unlock_read(false) };
+            }
+        });
+        let reader = thread::spawn(move || visit(&s2.0, &s2.1, Mode::Read));
+        // SAFETY: write held.
+        unsafe { state.0.unlock_write(false) };
+        timed.join().unwrap();
+        reader.join().unwrap();
+        assert_free(&state.0);
+    });
+}

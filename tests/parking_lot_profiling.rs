@@ -1,0 +1,387 @@
+//! Accuracy of the block and mutex profiles for `syncprof::parking_lot`,
+//! mirroring tests/profiling.rs (same bands): a single waiter, 6 queued
+//! waiters, an upgradable read blocking a writer, a condvar wait, and an
+//! `unlock_fair` hand-off.
+
+use std::panic::Location;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use syncprof::parking_lot::{Condvar, FairMutex, Mutex, MutexGuard, RwLock};
+use syncprof::profile::{self, EventKind, Profile, Record};
+
+/// Serialises the tests of this file (the profile and its rates are global).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+struct Rates {
+    block: u64,
+    fraction: u64,
+    _serial: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Rates {
+    fn on() -> Rates {
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let block = syncprof::block_rate();
+        syncprof::set_block_rate(1);
+        let fraction = syncprof::set_mutex_fraction(1);
+        Rates {
+            block,
+            fraction,
+            _serial: serial,
+        }
+    }
+}
+
+impl Drop for Rates {
+    fn drop(&mut self) {
+        syncprof::set_block_rate(self.block);
+        syncprof::set_mutex_fraction(self.fraction);
+    }
+}
+
+type Site = &'static Location<'static>;
+
+fn mine(window: &Profile, site: Site) -> Vec<&Record> {
+    window
+        .records()
+        .iter()
+        .filter(|r| {
+            r.lock_site().is_some_and(|s| {
+                s.file() == site.file() && s.line() == site.line() && s.column() == site.column()
+            })
+        })
+        .collect()
+}
+
+fn total_secs(records: &[&Record]) -> f64 {
+    records.iter().map(|r| r.delay().as_secs_f64()).sum()
+}
+
+fn frames(record: &Record) -> Vec<Vec<String>> {
+    record
+        .addresses()
+        .iter()
+        .map(|&addr| {
+            let mut names = Vec::new();
+            backtrace::resolve((addr - 1) as *mut _, |symbol| {
+                names.push(symbol.name().map(|n| format!("{n:#}")).unwrap_or_default());
+            });
+            names
+        })
+        .collect()
+}
+
+fn stack_mentions(record: &Record, needle: &str) -> bool {
+    frames(record)
+        .iter()
+        .flatten()
+        .any(|name| name.contains(needle))
+}
+
+/// No frame of parking_lot_core or of syncprof's internals; the leaf is the
+/// face (syncprof::parking_lot or the lock_api method it forwards to) or the
+/// user's frame.
+fn check_stack(record: &Record) {
+    let frames = frames(record);
+    assert!(!frames.is_empty(), "empty stack");
+    for name in frames.iter().flatten() {
+        assert!(
+            !name.contains("parking_lot_core")
+                && !name.contains("syncprof::raw")
+                && !name.contains("syncprof::profile"),
+            "internal frame {name} in {frames:#?}"
+        );
+    }
+    let innermost = frames[0].first().map(String::as_str).unwrap_or("");
+    assert!(
+        [
+            "syncprof::parking_lot::",
+            "lock_api::",
+            "parking_lot_profiling::"
+        ]
+        .iter()
+        .any(|p| innermost.contains(p)),
+        "leaf {innermost:?} is neither a public method nor the user's frame: {frames:#?}"
+    );
+}
+
+#[track_caller]
+fn new_mutex() -> (Arc<Mutex<()>>, Site) {
+    (Arc::new(Mutex::new(())), Location::caller())
+}
+
+#[track_caller]
+fn new_rwlock() -> (Arc<RwLock<i32>>, Site) {
+    (Arc::new(RwLock::new(0)), Location::caller())
+}
+
+#[track_caller]
+fn new_pair() -> (Arc<(Mutex<bool>, Condvar)>, Site) {
+    (
+        Arc::new((Mutex::new(false), Condvar::new())),
+        Location::caller(),
+    )
+}
+
+#[track_caller]
+fn new_fair_mutex() -> (Arc<FairMutex<i32>>, Site) {
+    (Arc::new(FairMutex::new(0)), Location::caller())
+}
+
+#[inline(never)]
+fn hold_then_release(guard: MutexGuard<'_, ()>, hold: Duration) {
+    thread::sleep(hold);
+    drop(guard);
+    std::hint::black_box(());
+}
+
+#[inline(never)]
+fn wait_for_lock(mutex: &Mutex<()>) -> Duration {
+    let start = Instant::now();
+    let guard = mutex.lock();
+    let waited = start.elapsed();
+    drop(guard);
+    std::hint::black_box(waited)
+}
+
+#[test]
+fn one_waiter_one_holder() {
+    let _rates = Rates::on();
+    let (block0, mutex0) = (profile::block(), profile::mutex());
+    let (mutex, site) = new_mutex();
+    let guard = mutex.lock();
+    let m = Arc::clone(&mutex);
+    let waiter = thread::spawn(move || wait_for_lock(&m));
+    hold_then_release(guard, Duration::from_millis(200));
+    let waited = waiter.join().unwrap().as_secs_f64();
+
+    let blocks = profile::block().delta(&block0);
+    let blocks = mine(&blocks, site);
+    assert_eq!(blocks.len(), 1, "{blocks:#?}");
+    assert_eq!(blocks[0].count(), 1.0);
+    assert_eq!(blocks[0].event_kind(), Some(EventKind::Mutex));
+    let ratio = total_secs(&blocks) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "block delay / wait = {ratio}");
+    assert!(stack_mentions(blocks[0], "wait_for_lock"));
+    check_stack(blocks[0]);
+
+    let charges = profile::mutex().delta(&mutex0);
+    let charges = mine(&charges, site);
+    assert_eq!(charges.len(), 1, "{charges:#?}");
+    assert_eq!(charges[0].event_kind(), Some(EventKind::Mutex));
+    let ratio = total_secs(&charges) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "mutex delay / wait = {ratio}");
+    assert!(stack_mentions(charges[0], "hold_then_release"));
+    check_stack(charges[0]);
+}
+
+#[test]
+fn six_waiters_queue_behind_one_holder() {
+    let _rates = Rates::on();
+    let (block0, mutex0) = (profile::block(), profile::mutex());
+    let (mutex, site) = new_mutex();
+    let guard = mutex.lock();
+    let waiters: Vec<_> = (0..6)
+        .map(|_| {
+            let m = Arc::clone(&mutex);
+            thread::spawn(move || wait_for_lock(&m))
+        })
+        .collect();
+    hold_then_release(guard, Duration::from_millis(200));
+    let waited: f64 = waiters
+        .into_iter()
+        .map(|w| w.join().unwrap().as_secs_f64())
+        .sum();
+
+    let blocks = profile::block().delta(&block0);
+    let blocks = mine(&blocks, site);
+    let ratio = total_secs(&blocks) / waited;
+    assert!(
+        (0.8..=1.3).contains(&ratio),
+        "block delay / waits = {ratio}"
+    );
+
+    let charges = profile::mutex().delta(&mutex0);
+    let charges = mine(&charges, site);
+    let total = total_secs(&charges);
+    let ratio = total / waited;
+    assert!(
+        (0.9..=1.15).contains(&ratio),
+        "mutex delay {total} / waits {waited} = {ratio}"
+    );
+    let holder: f64 = charges
+        .iter()
+        .filter(|r| stack_mentions(r, "hold_then_release"))
+        .map(|r| r.delay().as_secs_f64())
+        .sum();
+    assert!(holder >= 0.85 * total, "holder's share {holder} of {total}");
+    for record in &charges {
+        check_stack(record);
+    }
+}
+
+#[inline(never)]
+fn hold_upgradable(lock: &RwLock<i32>, hold: Duration) {
+    let guard = lock.upgradable_read();
+    thread::sleep(hold);
+    drop(guard);
+    std::hint::black_box(());
+}
+
+#[test]
+fn an_upgradable_read_blocks_a_writer() {
+    let _rates = Rates::on();
+    let (block0, mutex0) = (profile::block(), profile::mutex());
+    let (lock, site) = new_rwlock();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let l = Arc::clone(&lock);
+    let holder = thread::spawn(move || {
+        let guard = l.upgradable_read();
+        tx.send(()).unwrap();
+        thread::sleep(Duration::from_millis(200));
+        drop(guard);
+        std::hint::black_box(());
+    });
+    rx.recv().unwrap();
+    // A plain reader is not blocked by the upgradable one.
+    assert!(lock.try_read().is_some());
+    let start = Instant::now();
+    *lock.write() += 1;
+    let waited = start.elapsed().as_secs_f64();
+    holder.join().unwrap();
+    let _ = hold_upgradable;
+
+    let blocks = profile::block().delta(&block0);
+    let blocks: Vec<_> = mine(&blocks, site)
+        .into_iter()
+        .filter(|r| r.event_kind() == Some(EventKind::RwLockWrite))
+        .collect();
+    assert_eq!(blocks.len(), 1, "{blocks:#?}");
+    let ratio = total_secs(&blocks) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "block delay / wait = {ratio}");
+    check_stack(blocks[0]);
+
+    let charges = profile::mutex().delta(&mutex0);
+    let charges = mine(&charges, site);
+    assert_eq!(charges.len(), 1, "{charges:#?}");
+    let ratio = total_secs(&charges) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "mutex delay / wait = {ratio}");
+    check_stack(charges[0]);
+}
+
+#[inline(never)]
+fn condvar_waiter(pair: &(Mutex<bool>, Condvar)) -> Duration {
+    let (m, c) = pair;
+    let mut ready = m.lock();
+    let start = Instant::now();
+    while !*ready {
+        c.wait(&mut ready);
+    }
+    start.elapsed()
+}
+
+#[test]
+fn a_condvar_wait() {
+    let _rates = Rates::on();
+    let block0 = profile::block();
+    let (pair, site) = new_pair();
+    let p = Arc::clone(&pair);
+    let waiter = thread::spawn(move || condvar_waiter(&p));
+    thread::sleep(Duration::from_millis(150));
+    *pair.0.lock() = true;
+    let woken = pair.1.notify_all();
+    let waited = waiter.join().unwrap().as_secs_f64();
+    assert_eq!(woken, 1);
+
+    let blocks = profile::block().delta(&block0);
+    let waits: Vec<_> = mine(&blocks, site)
+        .into_iter()
+        .filter(|r| r.event_kind() == Some(EventKind::Condvar))
+        .collect();
+    assert_eq!(waits.len(), 1, "{waits:#?}");
+    let ratio = total_secs(&waits) / waited;
+    assert!(
+        (0.8..=1.3).contains(&ratio),
+        "condvar wait / wait = {ratio}"
+    );
+    assert!(stack_mentions(waits[0], "condvar_waiter"));
+    check_stack(waits[0]);
+}
+
+#[inline(never)]
+fn hold_then_unlock_fair(guard: MutexGuard<'_, ()>, hold: Duration) {
+    thread::sleep(hold);
+    MutexGuard::unlock_fair(guard);
+    std::hint::black_box(());
+}
+
+#[test]
+fn an_unlock_fair_hand_off() {
+    let _rates = Rates::on();
+    let (block0, mutex0) = (profile::block(), profile::mutex());
+    let (mutex, site) = new_mutex();
+    let guard = mutex.lock();
+    let m = Arc::clone(&mutex);
+    let waiter = thread::spawn(move || wait_for_lock(&m));
+    hold_then_unlock_fair(guard, Duration::from_millis(200));
+    let waited = waiter.join().unwrap().as_secs_f64();
+
+    let blocks = profile::block().delta(&block0);
+    let blocks = mine(&blocks, site);
+    assert_eq!(blocks.len(), 1, "{blocks:#?}");
+    let ratio = total_secs(&blocks) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "block delay / wait = {ratio}");
+
+    let charges = profile::mutex().delta(&mutex0);
+    let charges = mine(&charges, site);
+    assert_eq!(charges.len(), 1, "{charges:#?}");
+    let ratio = total_secs(&charges) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "mutex delay / wait = {ratio}");
+    assert!(stack_mentions(charges[0], "hold_then_unlock_fair"));
+    check_stack(charges[0]);
+}
+
+#[test]
+fn a_fair_mutex_records_too() {
+    let _rates = Rates::on();
+    let mutex0 = profile::mutex();
+    let (mutex, site) = new_fair_mutex();
+    let guard = mutex.lock();
+    let m = Arc::clone(&mutex);
+    let waiter = thread::spawn(move || {
+        let start = Instant::now();
+        *m.lock() += 1;
+        start.elapsed()
+    });
+    thread::sleep(Duration::from_millis(100));
+    drop(guard);
+    let waited = waiter.join().unwrap().as_secs_f64();
+    let charges = profile::mutex().delta(&mutex0);
+    let ratio = total_secs(&mine(&charges, site)) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "mutex delay / wait = {ratio}");
+}
+
+/// A lock built through `lock_api` (its constant `INIT`) records too,
+/// labelled with the fixed line of syncprof's source the docs name.
+#[test]
+fn a_lock_api_lock_records_with_the_fixed_label() {
+    let _rates = Rates::on();
+    let block0 = profile::block();
+    let mutex: Arc<lock_api::Mutex<syncprof::parking_lot::RawMutex, ()>> =
+        Arc::new(lock_api::Mutex::new(()));
+    let guard = mutex.lock();
+    let m = Arc::clone(&mutex);
+    let waiter = thread::spawn(move || drop(m.lock()));
+    thread::sleep(Duration::from_millis(50));
+    drop(guard);
+    waiter.join().unwrap();
+    let blocks = profile::block().delta(&block0);
+    assert!(
+        blocks.records().iter().any(|r| r
+            .lock_site()
+            .is_some_and(|s| s.file().ends_with("src/parking_lot/raw.rs"))),
+        "no record labelled with the lock_api site"
+    );
+}
