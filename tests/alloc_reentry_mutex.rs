@@ -11,7 +11,6 @@ mod support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::time::Duration;
 
 /// Counts calls under a `syncprof::Mutex`: a plain increment under the lock
 /// and an atomic one beside it, equal unless exclusion failed.
@@ -49,7 +48,7 @@ static ALLOCATOR: Locking = Locking {
 };
 
 fn case(threads: usize) {
-    let _watchdog = support::Watchdog::start(Duration::from_secs(20));
+    let _watchdog = support::Watchdog::start(support::STALL);
     let turns = support::round_robin(threads, threads.min(4), 10_000);
     assert_eq!(turns, 10_000);
     let calls = *ALLOCATOR.calls.lock().unwrap();

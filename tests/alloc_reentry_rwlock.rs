@@ -12,7 +12,6 @@ mod support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::time::Duration;
 
 /// Counts frees under the write lock (a plain increment, checked against an
 /// atomic one) and allocations under read locks (asserting that no writer
@@ -75,7 +74,7 @@ static ALLOCATOR: Locking = Locking {
 };
 
 fn case(threads: usize) {
-    let _watchdog = support::Watchdog::start(Duration::from_secs(20));
+    let _watchdog = support::Watchdog::start(support::STALL);
     let turns = support::round_robin(threads, threads.min(9), 10_000);
     assert_eq!(turns, 10_000);
     let frees = *ALLOCATOR.frees.read().unwrap();

@@ -8,7 +8,7 @@
 //! Every case runs in a fresh child process (so the process's first park,
 //! which makes `parking_lot_core`'s table, happens under the allocator),
 //! with both profiles at full rate from the environment, and a watchdog that
-//! aborts the child with a message after 20 s: a stall fails the test.
+//! aborts the child with a message after [`STALL`]: a stall fails the test.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -16,6 +16,12 @@ use std::time::{Duration, Instant};
 
 use syncprof::mpsc;
 use syncprof::{Condvar, Mutex};
+
+/// How long a workload may take before the watchdog calls it a stall: a
+/// deadlock never ends, so the bound only has to exceed the slowest honest
+/// run. 32 threads passing 10 000 turns took 36 s with four busy loops
+/// beside them on 2 cores (6–10 s unloaded); 20 s failed under such load.
+pub const STALL: Duration = Duration::from_secs(120);
 
 /// Aborts the process with a message unless dropped within `limit`.
 pub struct Watchdog(std::sync::Arc<AtomicBool>);
@@ -33,7 +39,7 @@ impl Watchdog {
                 std::thread::sleep(Duration::from_millis(20));
             }
             // Raw write: formatting allocates, and the allocator may be stuck.
-            let msg = b"alloc re-entry: the workload stalled (watchdog, 20 s)\n";
+            let msg = b"alloc re-entry: the workload stalled (watchdog, 120 s)\n";
             // SAFETY: writes a valid buffer of `msg.len()` bytes to stderr.
             unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
             std::process::abort();
