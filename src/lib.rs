@@ -147,12 +147,16 @@ pub use sync::mpsc;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 
+#[cfg(feature = "owner-tracking")]
+#[cfg_attr(docsrs, doc(cfg(feature = "owner-tracking")))]
+pub mod deadlock;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
+pub use profile::{set_waiting, waiting_enabled};
 
 pub(crate) mod raw;
 

@@ -153,8 +153,14 @@ fn cut(
             record.truncated,
             addrs,
         );
-        match index.get(&key) {
-            Some(&at) => {
+        // Samples of the waiting view are threads: never merged.
+        let merge_into = if record.waiter.is_some() {
+            None
+        } else {
+            index.get(&key).copied()
+        };
+        match merge_into {
+            Some(at) => {
                 let merged = &mut out[at];
                 merged.count += record.count;
                 merged.cycles = merged.cycles.saturating_add(record.cycles);
@@ -163,7 +169,9 @@ fn cut(
             None => {
                 let mut trimmed = record.clone();
                 trimmed.addrs = key.4.clone();
-                index.insert(key, out.len());
+                if record.waiter.is_none() {
+                    index.insert(key, out.len());
+                }
                 out.push(trimmed);
             }
         }
@@ -208,6 +216,7 @@ mod tests {
             event: Some(EventKind::Mutex),
             site: None,
             flags: super::super::Flags::NONE,
+            waiter: None,
         }
     }
 

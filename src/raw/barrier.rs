@@ -46,7 +46,7 @@ impl RawBarrier {
         shim::require_may_park("Barrier::wait");
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        let block = profile::block_start();
+        let block = profile::block_start(EventKind::Barrier, Some(site), 0, mark);
         let mut leader = false;
         let mut generation = 0;
         let arrive = || {

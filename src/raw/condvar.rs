@@ -112,7 +112,7 @@ impl RawCondvar {
         let mutex_ptr = ptr::from_ref(mutex).cast_mut();
         let mut bad_mutex = false;
         let mut released = None;
-        let block = profile::block_start();
+        let block = profile::block_start(EventKind::Condvar, Some(cv_site), 0, mark);
         let validate = || {
             let current = self.state.load(Relaxed);
             if current.is_null() {

@@ -7,6 +7,7 @@ use core::hint::black_box;
 use std::time::Instant;
 
 use super::charge::{self, Charge, ChargedUntil, QueueScan};
+use super::owner;
 use super::poison;
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
@@ -76,9 +77,14 @@ impl RawMutex {
     /// frame of ours sits between the slow path's stack mark and it).
     #[inline(always)]
     pub(crate) fn lock_fast(&self) -> bool {
-        self.state
+        let locked = self
+            .state
             .compare_exchange_weak(0, LOCKED_BIT, Acquire, Relaxed)
-            .is_ok()
+            .is_ok();
+        if locked {
+            owner::acquired(self.key());
+        }
+        locked
     }
 
     /// Takes the lock if it is free.
@@ -93,7 +99,10 @@ impl RawMutex {
                 .state
                 .compare_exchange_weak(state, state | LOCKED_BIT, Acquire, Relaxed)
             {
-                Ok(_) => return true,
+                Ok(_) => {
+                    owner::acquired(self.key());
+                    return true;
+                }
                 Err(actual) => state = actual,
             }
         }
@@ -116,6 +125,7 @@ impl RawMutex {
     /// The calling thread holds the lock.
     #[inline(always)]
     pub(crate) unsafe fn unlock_fast(&self) -> bool {
+        owner::released(self.key());
         self.state.fetch_sub(LOCKED_BIT, Release) == LOCKED_BIT
     }
 
@@ -192,7 +202,7 @@ impl RawMutex {
                 // Capture the stack now, while waiting anyway, so that the
                 // record at the end adds only a few atomics to the
                 // critical section this thread is about to enter.
-                block = profile::begin_block_wait(EventKind::Mutex, Some(site), mark);
+                block = profile::begin_block_wait(EventKind::Mutex, Some(site), self.key(), mark);
                 wait_from = now;
                 now
             });
@@ -239,6 +249,7 @@ impl RawMutex {
         if let Some(wait) = block {
             profile::end_block_wait(wait);
         }
+        owner::acquired_marked(self.key(), mark);
     }
 
     /// Takes the lock without parking: for a thread inside
@@ -251,6 +262,7 @@ impl RawMutex {
         while !self.try_lock() {
             shim::yield_now();
         }
+        // (`try_lock` told the owner hook.)
     }
 
     /// Wakes a waiter after [`Self::unlock_fast`] released the lock with

@@ -23,6 +23,7 @@ use std::time::Instant;
 
 use super::charge::{self, Charge, ChargedUntil, QueueScan};
 use super::mutex::{TOKEN_HANDOFF, TOKEN_NORMAL};
+use super::owner;
 use super::poison;
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
@@ -149,7 +150,10 @@ impl RawRwLock {
                 Acquire,
                 Relaxed,
             ) {
-                Ok(_) => return true,
+                Ok(_) => {
+                    owner::acquired(self.reader_key());
+                    return true;
+                }
                 Err(actual) => state = actual,
             }
         }
@@ -160,9 +164,14 @@ impl RawRwLock {
     /// [`Self::write_slow`].
     #[inline(always)]
     pub(crate) fn write_fast(&self) -> bool {
-        self.state
+        let locked = self
+            .state
             .compare_exchange_weak(0, WRITER, Acquire, Relaxed)
-            .is_ok()
+            .is_ok();
+        if locked {
+            owner::acquired(self.reader_key());
+        }
+        locked
     }
 
     /// Releases a read lock: one atomic. Returns `false` when this was the
@@ -186,6 +195,7 @@ impl RawRwLock {
     /// The calling thread holds the write lock.
     #[inline(always)]
     pub(crate) unsafe fn write_unlock_fast(&self) -> bool {
+        owner::released(self.reader_key());
         self.state
             .compare_exchange(WRITER, 0, Release, Relaxed)
             .is_ok()
@@ -267,7 +277,7 @@ impl RawRwLock {
                 // before WW is set: an allocator that reads this lock would
                 // otherwise wait for this very writer.
                 if first_park.is_none() && block.is_none() {
-                    block = profile::begin_block_wait(kind, Some(site), mark);
+                    block = profile::begin_block_wait(kind, Some(site), self.reader_key(), mark);
                 }
                 if let Err(actual) = self.state.compare_exchange_weak(
                     state,
@@ -292,7 +302,8 @@ impl RawRwLock {
                 match block.as_mut() {
                     Some(wait) => wait.restart(),
                     None if !writer => {
-                        block = profile::begin_block_wait(kind, Some(site), mark);
+                        block =
+                            profile::begin_block_wait(kind, Some(site), self.reader_key(), mark);
                     }
                     None => {}
                 }
@@ -351,6 +362,9 @@ impl RawRwLock {
                 profile::discard_block_wait(wait);
             }
         }
+        if writer {
+            owner::acquired_marked(self.reader_key(), mark);
+        }
     }
 
     /// Takes the lock without parking: for a thread inside
@@ -383,6 +397,9 @@ impl RawRwLock {
                         .is_ok()
             };
             if taken {
+                if writer {
+                    owner::acquired(self.reader_key());
+                }
                 return;
             }
             shim::yield_now();
@@ -473,6 +490,7 @@ impl RawRwLock {
     /// The calling thread holds the write lock.
     #[inline(always)]
     pub(crate) unsafe fn downgrade_fast(&self) -> bool {
+        owner::released(self.reader_key());
         let state = self.state.load(Relaxed);
         state & READER_PARKED == 0
             && self

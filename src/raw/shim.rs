@@ -101,7 +101,12 @@ pub(crate) mod profile {
     pub(crate) fn now() -> u64 {
         CLOCK.fetch_add(1, SeqCst)
     }
-    pub(crate) fn block_start() -> Option<u64> {
+    pub(crate) fn block_start(
+        _kind: EventKind,
+        _site: Option<LockSite>,
+        _lock: usize,
+        _mark: StackMark,
+    ) -> Option<u64> {
         ON.load(SeqCst).then(now)
     }
     pub(crate) fn mutex_profiling_on() -> bool {
@@ -127,9 +132,10 @@ pub(crate) mod profile {
     pub(crate) fn begin_block_wait(
         _kind: EventKind,
         _site: Option<LockSite>,
+        _lock: usize,
         _mark: StackMark,
     ) -> Option<BlockWait> {
-        block_start().map(BlockWait)
+        ON.load(SeqCst).then(|| BlockWait(now()))
     }
     pub(crate) fn end_block_wait(wait: BlockWait) {
         assert!(now() > wait.0);
