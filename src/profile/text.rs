@@ -48,10 +48,33 @@ fn render_frame_lines(addr: usize, symbols: Option<&Symbols>) -> String {
 #[cfg_attr(not(feature = "owner-tracking"), allow(dead_code))]
 pub(crate) fn stack_lines(addrs: &[usize]) -> String {
     let symbols = super::symbolize::symbolize(addrs.iter().copied());
-    addrs
+    let lines: String = addrs
         .iter()
         .map(|addr| render_frame_lines(*addr, symbols.get(addr).map(|s| &**s)))
-        .collect()
+        .collect();
+    readable_stack(&lines)
+}
+
+/// A thread dump's stack as people read it: the frame lines of syncprof's
+/// raw locks (inlined into the public call at the same address: an
+/// acquisition recorded on a lock's fast path) dropped, and, unless full
+/// stacks are asked for ([`super::set_full_stacks`]), std's thread start-up
+/// frames cut from its short-backtrace marker on, as the other exports do.
+pub(crate) fn readable_stack(lines: &str) -> String {
+    let full = super::full_stacks();
+    let mut out = String::with_capacity(lines.len());
+    for line in lines.lines() {
+        let function = line.split('\t').nth(2).unwrap_or("");
+        if !full && function.contains(super::trim::MARKER) {
+            break;
+        }
+        if function.starts_with("syncprof::raw::") {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// A wait's length for people: `12.4 s`, `340.2 ms`, `85 µs`.
@@ -211,10 +234,11 @@ impl Profile {
             if waiting == 1 { "" } else { "s" }
         )?;
         let frames = |w: &mut io::BufWriter<_>, addrs: &[usize], truncated: bool| {
-            for &addr in addrs {
-                let symbols = symbols.get(&addr).map(|s| &**s);
-                w.write_all(render_frame_lines(addr, symbols).as_bytes())?;
-            }
+            let lines: String = addrs
+                .iter()
+                .map(|&addr| render_frame_lines(addr, symbols.get(&addr).map(|s| &**s)))
+                .collect();
+            w.write_all(readable_stack(&lines).as_bytes())?;
             if truncated {
                 writeln!(w, "#\t0x0\t{}+0x0\t?:0", super::pprof::TRUNCATED_FRAME)?;
             }

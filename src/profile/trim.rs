@@ -25,7 +25,7 @@ use super::symbolize::{AddrMap, Symbols};
 use super::{EventKind, Record};
 
 /// The frame that marks where the program's own code starts.
-const MARKER: &str = "__rust_begin_short_backtrace";
+pub(crate) const MARKER: &str = "__rust_begin_short_backtrace";
 
 /// Whether exports keep full stacks: [`UNSET`] until the first read (then
 /// the environment decides) or a call to [`set_full_stacks`]. Relaxed: a
