@@ -218,6 +218,70 @@ pub mod __loom {
         crate::raw::shim::set_loom_reentry_hook(hook);
     }
 
+    /// A model of the waiting registry's pool (`src/profile/waiting.rs`):
+    /// `slots` thread slots on the heap, driven directly, for
+    /// `tests/loom_waiting.rs`.
+    pub struct WaitingPool(Vec<crate::profile::waiting::ThreadSlot>);
+
+    /// A wait as a snapshot of a [`WaitingPool`] read it: (kind, lock,
+    /// start, stack).
+    pub type WaitSeen = (crate::profile::EventKind, usize, u64, Vec<usize>);
+
+    impl WaitingPool {
+        /// A pool of `slots` free slots.
+        pub fn new(slots: usize) -> WaitingPool {
+            WaitingPool(
+                (0..slots)
+                    .map(|_| crate::profile::waiting::ThreadSlot::new())
+                    .collect(),
+            )
+        }
+
+        /// Claims a free slot for thread `tid`.
+        pub fn claim(&self, tid: u64) -> Option<usize> {
+            crate::profile::waiting::claim_in(&self.0, tid)
+        }
+
+        /// Frees a claimed slot (its entries cleared first).
+        pub fn free(&self, slot: usize) {
+            crate::profile::waiting::free_in(&self.0[slot]);
+        }
+
+        /// Registers a wait in entry `depth` of `slot`; the entry's index.
+        pub fn register(
+            &self,
+            slot: usize,
+            depth: usize,
+            (kind, lock, start, stack): (crate::profile::EventKind, usize, u64, &[usize]),
+        ) -> Option<usize> {
+            let wait = crate::profile::waiting::WaitInfo {
+                kind,
+                site: None,
+                lock,
+                start,
+                stack,
+                truncated: false,
+            };
+            crate::profile::waiting::register_in(&self.0[slot], depth, wait)
+        }
+
+        /// Empties entry `entry` of `slot`.
+        pub fn deregister(&self, slot: usize, entry: usize) {
+            crate::profile::waiting::deregister_in(&self.0[slot], entry);
+        }
+
+        /// (slot, tid, innermost wait) of every slot with a wait.
+        pub fn snapshot(&self) -> Vec<(usize, u64, Option<WaitSeen>)> {
+            crate::profile::waiting::scan_slots(&self.0)
+                .into_iter()
+                .map(|v| {
+                    let wait = v.wait.map(|w| (w.kind, w.lock, w.start, w.addrs));
+                    (v.slot, v.tid, wait)
+                })
+                .collect()
+        }
+    }
+
     /// (sum of mutex-profile delays, mutex events, block events).
     pub fn totals() -> (u64, u64, u64) {
         (

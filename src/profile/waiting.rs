@@ -26,8 +26,6 @@
 //! process: the deadlock detector uses it to tell "the same wait, still"
 //! from "a new wait on the same lock".
 
-use core::cell::Cell;
-
 #[cfg(not(loom))]
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 #[cfg(loom)]
@@ -88,6 +86,10 @@ struct WaitEntry {
     seq: AtomicUsize,
     /// 0 when empty, else the wait's serial.
     serial: AtomicU64,
+    /// The waiting thread's OS id: read with the wait, so that a slot
+    /// freed and claimed again during a snapshot never lends one thread's
+    /// wait to the next (found by `tests/loom_waiting.rs`).
+    tid: AtomicU64,
     kind: AtomicUsize,
     /// A `&'static Location` as an address, 0 for none.
     site: AtomicUsize,
@@ -117,8 +119,10 @@ pub struct ThreadSlot {
     claimed: AtomicUsize,
     /// The owner's OS thread id.
     tid: AtomicU64,
-    /// Seqlock of the name.
+    /// Seqlock of the name and `name_tid`.
     name_seq: AtomicUsize,
+    /// The thread whose name `name` is.
+    name_tid: AtomicU64,
     /// Bytes of `name`, or [`NAME_UNKNOWN`].
     name_len: AtomicUsize,
     name: [AtomicU64; NAME_WORDS],
@@ -149,6 +153,7 @@ impl WaitEntry {
             WaitEntry {
                 seq: AtomicUsize::new(0),
                 serial: AtomicU64::new(0),
+                tid: AtomicU64::new(0),
                 kind: AtomicUsize::new(0),
                 site: AtomicUsize::new(0),
                 lock: AtomicUsize::new(0),
@@ -183,6 +188,7 @@ impl ThreadSlot {
                 claimed: AtomicUsize::new(0),
                 tid: AtomicU64::new(0),
                 name_seq: AtomicUsize::new(0),
+                name_tid: AtomicU64::new(0),
                 name_len: AtomicUsize::new(NAME_UNKNOWN),
                 name: atomic_array!(AtomicU64, NAME_WORDS),
                 next_serial: AtomicU64::new(1),
@@ -295,7 +301,9 @@ pub(crate) struct WaitInfo<'a> {
 pub(crate) fn register_in(slot: &ThreadSlot, depth: usize, wait: WaitInfo<'_>) -> Option<usize> {
     let entry = slot.waits.get(depth)?;
     let serial = slot.serial();
+    let tid = slot.tid.load(Ordering::Relaxed);
     let s = write_begin(&entry.seq);
+    entry.tid.store(tid, Ordering::Relaxed);
     entry.kind.store(wait.kind as usize, Ordering::Relaxed);
     entry.site.store(
         wait.site
@@ -361,6 +369,7 @@ pub(crate) fn release_in(slot: &ThreadSlot, lock: usize) -> bool {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct WaitView {
     pub(crate) serial: u64,
+    pub(crate) tid: u64,
     pub(crate) kind: EventKind,
     pub(crate) site: Option<LockSite>,
     pub(crate) lock: usize,
@@ -435,6 +444,7 @@ fn read_wait(entry: &WaitEntry) -> Option<WaitView> {
         let (addrs, truncated) = load_stack(&entry.addrs, len);
         Some((
             serial,
+            entry.tid.load(Ordering::Relaxed),
             entry.kind.load(Ordering::Relaxed),
             entry.site.load(Ordering::Relaxed),
             entry.lock.load(Ordering::Relaxed),
@@ -444,9 +454,10 @@ fn read_wait(entry: &WaitEntry) -> Option<WaitView> {
         ))
     })
     .flatten()
-    .and_then(|(serial, kind, site, lock, start, addrs, truncated)| {
+    .and_then(|(serial, tid, kind, site, lock, start, addrs, truncated)| {
         Some(WaitView {
             serial,
+            tid,
             kind: event_kind(kind)?,
             site: (site != 0).then(|| {
                 // SAFETY: a stable read returns only what `register_in`
@@ -486,10 +497,12 @@ fn read_held(slot: &ThreadSlot) -> Vec<HeldView> {
         .collect()
 }
 
-fn read_name(slot: &ThreadSlot) -> Option<String> {
+/// The name of thread `tid`, if `slot` holds it (named, and not claimed
+/// by another thread since).
+fn read_name(slot: &ThreadSlot, tid: u64) -> Option<String> {
     read_stable(&slot.name_seq, || {
         let len = slot.name_len.load(Ordering::Relaxed);
-        if len == NAME_UNKNOWN || len == 0 {
+        if len == NAME_UNKNOWN || len == 0 || slot.name_tid.load(Ordering::Relaxed) != tid {
             return None;
         }
         let mut bytes = [0u8; NAME_BYTES];
@@ -512,7 +525,9 @@ pub(crate) fn set_name_in(slot: &ThreadSlot, name: Option<&str>) {
     }
     let mut bytes = [0u8; NAME_BYTES];
     bytes[..len].copy_from_slice(&name.as_bytes()[..len]);
+    let tid = slot.tid.load(Ordering::Relaxed);
     let s = write_begin(&slot.name_seq);
+    slot.name_tid.store(tid, Ordering::Relaxed);
     for (word, chunk) in slot.name.iter().zip(bytes.chunks(8)) {
         let mut w = [0u8; 8];
         w.copy_from_slice(chunk);
@@ -538,10 +553,13 @@ pub(crate) fn scan_slots(slots: &[ThreadSlot]) -> Vec<ThreadView> {
         if wait.is_none() && held.is_empty() {
             continue;
         }
+        let tid = wait
+            .as_ref()
+            .map_or_else(|| slot.tid.load(Ordering::Relaxed), |w| w.tid);
         views.push(ThreadView {
             slot: index,
-            tid: slot.tid.load(Ordering::Relaxed),
-            name: read_name(slot),
+            tid,
+            name: read_name(slot, tid),
             wait,
             held,
         });
@@ -561,6 +579,7 @@ pub(crate) fn claim_in(slots: &[ThreadSlot], tid: u64) -> Option<usize> {
     let slot = &slots[index];
     slot.tid.store(tid, Ordering::Relaxed);
     let s = write_begin(&slot.name_seq);
+    slot.name_tid.store(tid, Ordering::Relaxed);
     slot.name_len.store(NAME_UNKNOWN, Ordering::Relaxed);
     write_end(&slot.name_seq, s);
     Some(index)
@@ -622,6 +641,7 @@ mod loom_stub {
 #[cfg(not(loom))]
 mod global {
     use super::*;
+    use core::cell::Cell;
     use core::sync::atomic::AtomicU8;
 
     /// The pool. Static and zero-initialised apart from a few words per
