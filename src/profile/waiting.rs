@@ -55,6 +55,7 @@ pub const WAIT_DEPTH: usize = 3;
 /// Locks (mutexes and write-locked `RwLock`s) tracked per thread with
 /// feature `owner-tracking`; a thread holding more at once leaves the rest
 /// untracked (counted in [`untracked_held`]).
+#[cfg_attr(not(feature = "owner-tracking"), allow(dead_code))]
 pub const MAX_HELD: usize = 8;
 
 /// Frames kept of an acquisition stack (feature `owner-tracking`).
@@ -103,6 +104,7 @@ struct WaitEntry {
 }
 
 /// A seqlock-protected held lock (feature `owner-tracking`).
+#[cfg_attr(not(feature = "owner-tracking"), allow(dead_code))]
 struct HeldEntry {
     seq: AtomicUsize,
     serial: AtomicU64,
@@ -391,6 +393,7 @@ pub(crate) struct HeldView {
 #[derive(Clone, Debug)]
 pub(crate) struct ThreadView {
     /// The slot's index: with a serial, identifies a wait or a hold.
+    #[cfg_attr(not(feature = "owner-tracking"), allow(dead_code))]
     pub(crate) slot: usize,
     pub(crate) tid: u64,
     /// The thread's name; `None` when unnamed (or not read yet).
