@@ -91,6 +91,21 @@
 )]
 //!   and `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
 //!   profilers. With feature `flamegraph`, SVG flame graphs.
+//! - [`profile::waiting()`]: the threads blocked in a syncprof primitive
+//!   right now, with how long they have waited and where (a thread dump of
+//!   the stuck; works with profiling off; [`set_waiting`] turns it off).
+//!   `GET /debug/pprof/waiting` with feature `http`.
+// As for `http::serve`: a link only when the module exists.
+#![cfg_attr(
+    feature = "owner-tracking",
+    doc = " - With feature `owner-tracking`, [`deadlock`]: who holds each lock a"
+)]
+#![cfg_attr(
+    not(feature = "owner-tracking"),
+    doc = " - With feature `owner-tracking`, `deadlock`: who holds each lock a"
+)]
+//!   thread waits for, and deadlock cycles (`deadlock::check`,
+//!   `deadlock::spawn_checker`, `GET /debug/pprof/deadlocks`).
 //! - [`labels`]: which request, tenant or span waited and which held the
 //!   lock: `labels::with(&[("route", "/api/users")], || …)`, or
 //!   `fut.with_labels(…)` for async code; exported as pprof sample labels.

@@ -38,13 +38,11 @@ fn ours(cycles: &[DeadlockCycle], prefix: &str) -> Vec<DeadlockCycle> {
         .collect()
 }
 
+/// Reports of a checker: when, and what.
+type Reports = Arc<std::sync::Mutex<Vec<(Instant, DeadlockCycle)>>>;
+
 /// The background checker's reports, kept for the test.
-fn collecting_checker(
-    prefix: &'static str,
-) -> (
-    deadlock::Checker,
-    Arc<std::sync::Mutex<Vec<(Instant, DeadlockCycle)>>>,
-) {
+fn collecting_checker(prefix: &'static str) -> (deadlock::Checker, Reports) {
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
     let checker = deadlock::spawn_checker(Duration::from_millis(50), move |cycle| {
