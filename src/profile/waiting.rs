@@ -68,8 +68,9 @@ pub const HELD_DEPTH: usize = 2;
 /// boundary).
 const NAME_BYTES: usize = 48;
 const NAME_WORDS: usize = NAME_BYTES / 8;
-/// `name_len` before the name was read.
-const NAME_UNKNOWN: usize = usize::MAX;
+/// `name_len` before the name was read (the same as no name: zero, so
+/// that the pool is all zeroes and lives in `.bss`, not in the binary).
+const NAME_UNKNOWN: usize = 0;
 
 /// The `len` word's flag for a cut stack.
 const TRUNCATED: usize = 1 << (usize::BITS - 1);
@@ -128,8 +129,8 @@ pub struct ThreadSlot {
     /// Bytes of `name`, or [`NAME_UNKNOWN`].
     name_len: AtomicUsize,
     name: [AtomicU64; NAME_WORDS],
-    /// The next serial (owner-only; never reset, so serials stay unique in
-    /// the slot across the threads that own it in turn).
+    /// The last serial handed out (owner-only; never reset, so serials, from
+    /// 1, stay unique in the slot across the threads that own it in turn).
     next_serial: AtomicU64,
     waits: [WaitEntry; MAX_NESTED],
     #[cfg(feature = "owner-tracking")]
@@ -193,7 +194,7 @@ impl ThreadSlot {
                 name_tid: AtomicU64::new(0),
                 name_len: AtomicUsize::new(NAME_UNKNOWN),
                 name: atomic_array!(AtomicU64, NAME_WORDS),
-                next_serial: AtomicU64::new(1),
+                next_serial: AtomicU64::new(0),
                 waits: {
                     #[cfg(not(loom))]
                     { [const { WaitEntry::new() }; MAX_NESTED] }
@@ -213,8 +214,8 @@ impl ThreadSlot {
 
     /// A fresh serial (only the owner calls this).
     fn serial(&self) -> u64 {
-        let serial = self.next_serial.load(Ordering::Relaxed);
-        self.next_serial.store(serial + 1, Ordering::Relaxed);
+        let serial = self.next_serial.load(Ordering::Relaxed) + 1;
+        self.next_serial.store(serial, Ordering::Relaxed);
         serial
     }
 }
@@ -505,7 +506,7 @@ fn read_held(slot: &ThreadSlot) -> Vec<HeldView> {
 fn read_name(slot: &ThreadSlot, tid: u64) -> Option<String> {
     read_stable(&slot.name_seq, || {
         let len = slot.name_len.load(Ordering::Relaxed);
-        if len == NAME_UNKNOWN || len == 0 || slot.name_tid.load(Ordering::Relaxed) != tid {
+        if len == NAME_UNKNOWN || slot.name_tid.load(Ordering::Relaxed) != tid {
             return None;
         }
         let mut bytes = [0u8; NAME_BYTES];
@@ -929,6 +930,18 @@ mod tests {
         free_in(&slots[b]);
         assert!(scan_slots(&slots).is_empty());
         assert_eq!(claim_in(&slots, 13), Some(b), "a freed slot is reused");
+    }
+
+    #[test]
+    fn a_free_slot_is_all_zeroes() {
+        // So that the static pool lives in `.bss` (a binary built with a
+        // non-zero pool carried 3.6 MB of it in `.data`).
+        let slot = ThreadSlot::new();
+        let size = core::mem::size_of::<ThreadSlot>();
+        // SAFETY: `slot` is `size` bytes of atomics (integers, no padding),
+        // read as bytes while nothing else touches it.
+        let bytes = unsafe { core::slice::from_raw_parts((&raw const slot).cast::<u8>(), size) };
+        assert!(bytes.iter().all(|&b| b == 0));
     }
 
     #[test]
