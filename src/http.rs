@@ -15,7 +15,7 @@
 //! | `…?symbolize=0` (every pprof route) | locations with addresses and mappings only, for server-side symbolization |
 //! | `GET /metrics` (feature `metrics`) | the [`crate::metrics`] in OpenMetrics text, for Prometheus |
 //! | `GET /debug/pprof/waiting` | gzipped pprof of the threads waiting now (`waiting/count`, `delay/nanoseconds` so far; labels `kind`, `lock`, `thread`, `holder`); `?debug=1` a thread dump, longest wait first (see [`crate::profile::waiting()`]) |
-//! | `GET /debug/pprof/deadlocks` | the deadlock cycles found now, as text (feature `owner-tracking`; else 501) |
+//! | `GET /debug/pprof/deadlocks` | the deadlock cycles found now, as text (feature `owner-tracking`; without it 404, saying so) |
 //! | `GET /debug/pprof/settings` | `block_rate=…` and `mutex_fraction=…`, one per line |
 //! | `POST /debug/pprof/settings?block_rate=…&mutex_fraction=…` | changes either or both (not in Go) |
 //!
@@ -481,7 +481,8 @@ fn serve_waiting(query: &Query) -> Reply {
 }
 
 /// `GET /debug/pprof/deadlocks`: the deadlock cycles found now, as text
-/// (feature `owner-tracking`; without it, 501 saying so).
+/// (feature `owner-tracking`; without it, 404 saying so: the endpoint
+/// answers every request with a 2xx, 3xx or 4xx).
 fn serve_deadlocks() -> Reply {
     #[cfg(feature = "owner-tracking")]
     {
@@ -494,7 +495,7 @@ fn serve_deadlocks() -> Reply {
     #[cfg(not(feature = "owner-tracking"))]
     {
         text(
-            501,
+            404,
             "deadlock detection needs syncprof's cargo feature owner-tracking",
         )
     }

@@ -311,7 +311,8 @@ fn waiting_and_deadlocks_are_served() {
             reply.text()
         );
     } else {
-        assert_eq!(reply.status, 501);
+        assert_eq!(reply.status, 404);
+        assert!(reply.text().contains("owner-tracking"));
     }
     let html = get(&server.url("/debug/pprof/")).text();
     assert!(
