@@ -157,6 +157,44 @@ fn rwlock_read_heavy<R: Sync>(
     ops.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
 }
 
+/// With owner tracking: uncontended lock+unlock with acquisition stacks on
+/// (the default) and off, against std.
+#[cfg(feature = "owner-tracking")]
+fn owner_tracking_without_stacks(rows: &mut Vec<(String, String, f64, String)>) {
+    let std_lock = std::sync::Mutex::new(0u64);
+    let sp_lock = syncprof::Mutex::new(0u64);
+    let mut a = || uncontended(&std_lock);
+    let mut b = || {
+        syncprof::deadlock::set_acquisition_stacks(true);
+        uncontended(&sp_lock)
+    };
+    let mut c = || {
+        syncprof::deadlock::set_acquisition_stacks(false);
+        let t = uncontended(&sp_lock);
+        syncprof::deadlock::set_acquisition_stacks(true);
+        t
+    };
+    let s = interleaved(&mut [("std", &mut a), ("stacks", &mut b), ("no stacks", &mut c)]);
+    let (std_min, _) = stats(s[0].clone());
+    let (with_min, with_med) = stats(s[1].clone());
+    let (without_min, without_med) = stats(s[2].clone());
+    println!(
+        "owner tracking, uncontended lock+unlock (ns, min/median): std {std_min:.2}  acquisition stacks {with_min:.2}/{with_med:.2}  without {without_min:.2}/{without_med:.2}"
+    );
+    rows.push((
+        "uncontended lock+unlock, owner tracking".into(),
+        "acquisition stacks on / std (time)".into(),
+        with_min / std_min,
+        "".into(),
+    ));
+    rows.push((
+        "uncontended lock+unlock, owner tracking".into(),
+        "acquisition stacks off / std (time)".into(),
+        without_min / std_min,
+        "".into(),
+    ));
+}
+
 /// Nanoseconds per uncontended write lock+unlock of an `RwLock`.
 fn uncontended_write_std(lock: &std::sync::RwLock<u64>) -> f64 {
     let n = 4_000_000u64;
@@ -475,6 +513,8 @@ fn main() {
         ));
     }
 
+    #[cfg(feature = "owner-tracking")]
+    owner_tracking_without_stacks(&mut rows);
     if std::env::args().any(|a| a == "--uncontended") {
         uncontended_rwlock_write(&mut rows);
         println!("\n| workload | ratio | value | target |\n| --- | --- | --- | --- |");

@@ -1034,7 +1034,8 @@ impl Holder {
     /// Return addresses of the stack where it took the lock, leaf first
     /// (the public `lock`/`write` call or the user's frame that inlined
     /// it); empty when the process walks no frame pointers (an acquisition
-    /// never runs the DWARF unwinder: see the README).
+    /// never runs the DWARF unwinder: see the README) or acquisition stacks
+    /// are off (`syncprof::deadlock::set_acquisition_stacks`).
     pub fn acquired_at(&self) -> &[usize] {
         &self.acquired_at
     }

@@ -8,7 +8,10 @@
 //! the waiting registry, the lock's address and the acquisition stack
 //! (frame-pointer walks only: a process without frame pointers records no
 //! acquisition stack rather than run the DWARF unwinder on every lock); a
-//! release forgets it. Neither allocates, blocks nor records a profile
+//! release forgets it. The stack is most of the cost (24 ns vs 7.4 ns per
+//! uncontended lock+unlock, `benches/ratios.rs`): `SYNCPROF_ACQUISITION_STACKS=0`
+//! or `syncprof::deadlock::set_acquisition_stacks(false)` records holders
+//! without it. Neither allocates, blocks nor records a profile
 //! event: the hooks run inside critical sections, also those of a
 //! `#[global_allocator]`.
 //!
@@ -48,14 +51,53 @@ pub(crate) fn released(lock: usize) {
 }
 
 #[cfg(all(feature = "owner-tracking", not(loom)))]
+pub(crate) use imp::{set_stacks, stacks};
+
+#[cfg(all(feature = "owner-tracking", not(loom)))]
 mod imp {
+    use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
     use crate::profile::{StackMark, stack, waiting};
+
+    /// Whether acquisitions record their stack: unset until first read
+    /// (then from `SYNCPROF_ACQUISITION_STACKS`, default on), else 0 or 1.
+    /// Relaxed: a switch, read once per acquisition.
+    static STACKS: AtomicU8 = AtomicU8::new(UNSET);
+    const UNSET: u8 = 2;
+
+    /// Whether acquisitions record their stack (see
+    /// `syncprof::deadlock::set_acquisition_stacks`).
+    #[inline]
+    pub(crate) fn stacks() -> bool {
+        match STACKS.load(Relaxed) {
+            UNSET => {
+                let on = crate::profile::env::with_var(c"SYNCPROF_ACQUISITION_STACKS", |raw| {
+                    !matches!(
+                        raw.map(<[u8]>::trim_ascii),
+                        Some(b"0" | b"false" | b"off" | b"no")
+                    )
+                });
+                let _ = STACKS.compare_exchange(UNSET, u8::from(on), Relaxed, Relaxed);
+                STACKS.load(Relaxed) == 1
+            }
+            on => on == 1,
+        }
+    }
+
+    /// Turns acquisition stacks on or off.
+    pub(crate) fn set_stacks(on: bool) {
+        STACKS.store(u8::from(on), Relaxed);
+    }
 
     /// Records the hold with the stack above `mark` (or above this
     /// function, whose caller is then the public method or the user's frame
-    /// it was inlined into).
+    /// it was inlined into), when acquisition stacks are on.
     #[inline(never)]
     pub(super) fn acquired(lock: usize, mark: Option<StackMark>) {
+        if !stacks() {
+            waiting::hold(lock, &[], false);
+            return;
+        }
         let here = 0u8;
         let mark = mark.unwrap_or_else(|| StackMark::of(core::hint::black_box(&here)));
         let mut buf = stack::StackBuf::new();
