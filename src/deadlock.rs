@@ -339,6 +339,7 @@ fn confirmed(
 
 /// Writes the text report of `cycles` (what `GET /debug/pprof/deadlocks`
 /// serves).
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn write_report(out: &mut String, cycles: &[DeadlockCycle]) {
     use fmt::Write as _;
     if cycles.is_empty() {

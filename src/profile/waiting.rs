@@ -351,6 +351,38 @@ pub(crate) fn hold_in(slot: &ThreadSlot, lock: usize, stack: &[usize], truncated
     true
 }
 
+/// Writes an acquisition stack into the first free held entry of `slot`
+/// without publishing it (readers skip a free entry, and publishing it
+/// bumps its sequence): so that a lock's fast path walks its stack before
+/// it takes the lock, not inside the critical section. The entry's index.
+#[cfg(feature = "owner-tracking")]
+pub(crate) fn stage_in(slot: &ThreadSlot, stack: &[usize], truncated: bool) -> Option<usize> {
+    let (index, entry) = slot
+        .held
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.lock.load(Ordering::Relaxed) == 0)?;
+    let len = store_stack(&entry.addrs, stack, truncated);
+    entry.len.store(len, Ordering::Relaxed);
+    Some(index)
+}
+
+/// Publishes held entry `index`, staged by [`stage_in`], as holding
+/// `lock`; `false` if the entry is in use.
+#[cfg(feature = "owner-tracking")]
+pub(crate) fn publish_in(slot: &ThreadSlot, index: usize, lock: usize) -> bool {
+    let entry = &slot.held[index];
+    if entry.lock.load(Ordering::Relaxed) != 0 {
+        return false;
+    }
+    let serial = slot.serial();
+    let s = write_begin(&entry.seq);
+    entry.serial.store(serial, Ordering::Relaxed);
+    entry.lock.store(lock, Ordering::Relaxed);
+    write_end(&entry.seq, s);
+    true
+}
+
 /// Forgets that the slot's thread holds `lock`; `false` if it was not
 /// tracked.
 #[cfg(feature = "owner-tracking")]
@@ -684,6 +716,10 @@ mod global {
         /// Untracked held locks of this thread (owner-tracking).
         #[cfg(feature = "owner-tracking")]
         untracked: Cell<usize>,
+        /// Index + 1 of the held entry staged for the next fast-path
+        /// acquisition, 0 for none (owner-tracking).
+        #[cfg(feature = "owner-tracking")]
+        staged: Cell<usize>,
     }
 
     impl Drop for ThreadHandle {
@@ -713,6 +749,8 @@ mod global {
                 claiming: Cell::new(false),
                 #[cfg(feature = "owner-tracking")]
                 untracked: Cell::new(0),
+                #[cfg(feature = "owner-tracking")]
+                staged: Cell::new(0),
             }
         };
     }
@@ -850,11 +888,48 @@ mod global {
     #[inline]
     pub(crate) fn hold(lock: usize, stack: &[usize], truncated: bool) {
         let _ = THREAD.try_with(|thread| {
+            thread.staged.set(0);
             let tracked =
                 slot_of(thread).is_some_and(|index| hold_in(&SLOTS[index], lock, stack, truncated));
             if !tracked {
-                thread.untracked.set(thread.untracked.get() + 1);
-                UNTRACKED_HELD.fetch_add(1, Ordering::Relaxed);
+                untracked(thread);
+            }
+        });
+    }
+
+    #[cfg(feature = "owner-tracking")]
+    fn untracked(thread: &ThreadHandle) {
+        thread.untracked.set(thread.untracked.get() + 1);
+        UNTRACKED_HELD.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Stages `stack` as the acquisition stack of the calling thread's next
+    /// [`hold_staged`] (see [`stage_in`]). Never allocates.
+    #[cfg(feature = "owner-tracking")]
+    #[inline]
+    pub(crate) fn stage(stack: &[usize], truncated: bool) {
+        let _ = THREAD.try_with(|thread| {
+            let staged = slot_of(thread)
+                .and_then(|index| stage_in(&SLOTS[index], stack, truncated))
+                .map_or(0, |entry| entry + 1);
+            thread.staged.set(staged);
+        });
+    }
+
+    /// Records that the calling thread holds `lock`, with the stack staged
+    /// by [`stage`] (none if nothing was staged). Never allocates.
+    #[cfg(feature = "owner-tracking")]
+    #[inline]
+    pub(crate) fn hold_staged(lock: usize) {
+        let _ = THREAD.try_with(|thread| {
+            let staged = thread.staged.replace(0).checked_sub(1);
+            let tracked = slot_of(thread).is_some_and(|index| {
+                let slot = &SLOTS[index];
+                staged.is_some_and(|entry| publish_in(slot, entry, lock))
+                    || hold_in(slot, lock, &[], false)
+            });
+            if !tracked {
+                untracked(thread);
             }
         });
     }

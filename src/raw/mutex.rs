@@ -77,12 +77,13 @@ impl RawMutex {
     /// frame of ours sits between the slow path's stack mark and it).
     #[inline(always)]
     pub(crate) fn lock_fast(&self) -> bool {
+        owner::acquiring();
         let locked = self
             .state
             .compare_exchange_weak(0, LOCKED_BIT, Acquire, Relaxed)
             .is_ok();
         if locked {
-            owner::acquired(self.key());
+            owner::acquired_fast(self.key());
         }
         locked
     }

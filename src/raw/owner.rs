@@ -15,14 +15,41 @@
 //! event: the hooks run inside critical sections, also those of a
 //! `#[global_allocator]`.
 //!
-//! Order: `acquired` after the lock is taken, `released` before it is given
+//! On the fast path the stack is walked before the CAS (`acquiring`) and
+//! only published after it (`acquired_fast`), so that the walk does not
+//! lengthen the critical section: with the walk inside it, a lock that a
+//! `#[global_allocator]` takes on every call convoyed (threads spinning for
+//! it inside `parking_lot_core`, found by `tests/alloc_reentry_mutex.rs`).
+//!
+//! Order: `acquired*` after the lock is taken, `released` before it is given
 //! up, so that a recorded hold is always a real one (the deadlock detector
 //! relies on it: it may miss a hold for an instant, never invent one).
 
 use super::shim::profile::StackMark;
 
-/// The calling thread has just taken the lock at `lock` (on its fast path:
-/// the acquisition stack starts at the public method's caller).
+/// The calling thread is about to try a lock's fast path: its acquisition
+/// stack is captured now, outside the critical section it may enter, for
+/// [`acquired_fast`] to publish (the stack starts at the public method's
+/// caller).
+#[inline(always)]
+pub(crate) fn acquiring() {
+    #[cfg(all(feature = "owner-tracking", not(loom)))]
+    imp::stage();
+}
+
+/// The calling thread has just taken the lock at `lock` on the fast path
+/// that [`acquiring`] preceded.
+#[inline(always)]
+pub(crate) fn acquired_fast(lock: usize) {
+    #[cfg(all(feature = "owner-tracking", not(loom)))]
+    crate::profile::waiting::hold_staged(lock);
+    #[cfg(not(all(feature = "owner-tracking", not(loom))))]
+    let _ = lock;
+}
+
+/// The calling thread has just taken the lock at `lock` (`try_lock`, a
+/// re-entered spin): the acquisition stack, captured now, starts at the
+/// public method's caller.
 #[inline(always)]
 pub(crate) fn acquired(lock: usize) {
     #[cfg(all(feature = "owner-tracking", not(loom)))]
@@ -87,6 +114,21 @@ mod imp {
     /// Turns acquisition stacks on or off.
     pub(crate) fn set_stacks(on: bool) {
         STACKS.store(u8::from(on), Relaxed);
+    }
+
+    /// Stages the acquisition stack above this function (whose caller is
+    /// the public method or the user's frame it was inlined into), when
+    /// acquisition stacks are on.
+    #[inline(never)]
+    pub(super) fn stage() {
+        if !stacks() {
+            return;
+        }
+        let here = 0u8;
+        let mark = StackMark::of(core::hint::black_box(&here));
+        let mut buf = stack::StackBuf::new();
+        stack::capture_frame_pointers_only(mark, waiting::HELD_DEPTH + 1, &mut buf);
+        waiting::stage(buf.addrs(), buf.truncated());
     }
 
     /// Records the hold with the stack above `mark` (or above this

@@ -164,12 +164,13 @@ impl RawRwLock {
     /// [`Self::write_slow`].
     #[inline(always)]
     pub(crate) fn write_fast(&self) -> bool {
+        owner::acquiring();
         let locked = self
             .state
             .compare_exchange_weak(0, WRITER, Acquire, Relaxed)
             .is_ok();
         if locked {
-            owner::acquired(self.reader_key());
+            owner::acquired_fast(self.reader_key());
         }
         locked
     }
