@@ -8,7 +8,7 @@
 //! the waiting registry, the lock's address and the acquisition stack
 //! (frame-pointer walks only: a process without frame pointers records no
 //! acquisition stack rather than run the DWARF unwinder on every lock); a
-//! release forgets it. The stack is most of the cost (24 ns vs 7.4 ns per
+//! release forgets it. The stack is most of the cost (27 ns vs 10 ns per
 //! uncontended lock+unlock, `benches/ratios.rs`): `SYNCPROF_ACQUISITION_STACKS=0`
 //! or `syncprof::deadlock::set_acquisition_stacks(false)` records holders
 //! without it. Neither allocates, blocks nor records a profile
