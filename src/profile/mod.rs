@@ -304,9 +304,42 @@ fn metrics_series(site: Option<LockSite>, kind: EventKind) -> Option<&'static me
     Some(metrics::series(site, kind))
 }
 
-/// A blocking wait begun by [`block_start`]: its start tick and its entry
+/// Starts the clock of a blocking wait: `Some(tick)` when block profiling or
+/// the metrics are on, `None` (and nothing else happens) when both are off.
+/// Call it when the thread has decided to park. (A wait that should be in
+/// the waiting view uses [`begin_blocking`] instead.)
+#[inline]
+#[allow(dead_code)]
+pub(crate) fn block_start() -> Option<u64> {
+    if rate::block_rate_ticks() != 0 {
+        return Some(clock::now());
+    }
+    if metrics_on() {
+        #[cfg(feature = "metrics")]
+        metrics::prepare();
+        return Some(clock::now());
+    }
+    None
+}
+
+/// Ends a blocking wait that [`block_start`] timed: adds it to the metrics
+/// (exact) and samples it at the current block rate and, if kept, records it
+/// on the waiter's stack above `mark`.
+#[cold]
+#[inline(never)]
+#[allow(dead_code)]
+pub(crate) fn record_block(start: u64, kind: EventKind, site: Option<LockSite>, mark: StackMark) {
+    let cycles = clock::elapsed(start, clock::now());
+    #[cfg(feature = "metrics")]
+    if let Some(series) = metrics_series(site, kind) {
+        series.record_wait(cycles);
+    }
+    record_block_cycles(cycles, kind, site, mark);
+}
+
+/// A blocking wait begun by [`begin_blocking`]: its start tick and its entry
 /// in the waiting registry.
-#[must_use = "a wait that is begun should be ended with `record_block`"]
+#[must_use = "a wait that is begun should be ended with `end_blocking`"]
 pub(crate) struct BlockStart {
     tick: u64,
     registration: Option<waiting::Registration>,
@@ -319,7 +352,7 @@ pub(crate) struct BlockStart {
 /// lock waited for (0 for a wait on no lock), `mark` as for
 /// [`begin_block_wait`].
 #[inline(never)]
-pub(crate) fn block_start(
+pub(crate) fn begin_blocking(
     kind: EventKind,
     site: Option<LockSite>,
     lock: usize,
@@ -375,12 +408,12 @@ fn register_waiting(
     )
 }
 
-/// Ends a blocking wait that [`block_start`] began: removes it from the
+/// Ends a blocking wait that [`begin_blocking`] began: removes it from the
 /// waiting view, adds it to the metrics (exact), samples it at the current
 /// block rate and, if kept, records it on the waiter's stack above `mark`.
 #[cold]
 #[inline(never)]
-pub(crate) fn record_block(
+pub(crate) fn end_blocking(
     start: BlockStart,
     kind: EventKind,
     site: Option<LockSite>,

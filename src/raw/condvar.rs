@@ -112,7 +112,7 @@ impl RawCondvar {
         let mutex_ptr = ptr::from_ref(mutex).cast_mut();
         let mut bad_mutex = false;
         let mut released = None;
-        let block = profile::block_start(EventKind::Condvar, Some(cv_site), 0, mark);
+        let block = profile::begin_blocking(EventKind::Condvar, Some(cv_site), 0, mark);
         let validate = || {
             let current = self.state.load(Relaxed);
             if current.is_null() {
@@ -164,7 +164,7 @@ impl RawCondvar {
             panic!("attempted to use a condition variable with two mutexes");
         }
         if let Some(start) = block {
-            profile::record_block(start, EventKind::Condvar, Some(cv_site), mark);
+            profile::end_blocking(start, EventKind::Condvar, Some(cv_site), mark);
         }
         WaitOutcome {
             timed_out: result == ParkResult::TimedOut,

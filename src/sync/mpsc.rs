@@ -278,12 +278,12 @@ impl<T> SyncSender<T> {
     fn send_blocking(&self, t: T) -> Result<(), SendError<T>> {
         let mark = 0u8;
         let mark = StackMark::of(core::hint::black_box(&mark));
-        let Some(start) = profile::block_start(EventKind::ChanSend, Some(self.site), 0, mark)
+        let Some(start) = profile::begin_blocking(EventKind::ChanSend, Some(self.site), 0, mark)
         else {
             return self.inner.send(t);
         };
         let result = self.inner.send(t);
-        profile::record_block(start, EventKind::ChanSend, Some(self.site), mark);
+        profile::end_blocking(start, EventKind::ChanSend, Some(self.site), mark);
         result
     }
 
@@ -437,12 +437,12 @@ impl<T> Receiver<T> {
     fn recv_blocking(&self) -> Result<T, RecvError> {
         let mark = 0u8;
         let mark = StackMark::of(core::hint::black_box(&mark));
-        let Some(start) = profile::block_start(EventKind::ChanRecv, Some(self.site), 0, mark)
+        let Some(start) = profile::begin_blocking(EventKind::ChanRecv, Some(self.site), 0, mark)
         else {
             return self.inner.recv();
         };
         let result = self.inner.recv();
-        profile::record_block(start, EventKind::ChanRecv, Some(self.site), mark);
+        profile::end_blocking(start, EventKind::ChanRecv, Some(self.site), mark);
         result
     }
 
@@ -497,13 +497,13 @@ impl<T> Receiver<T> {
         let start = if timeout.is_zero() {
             None
         } else {
-            profile::block_start(EventKind::ChanRecv, Some(self.site), 0, mark)
+            profile::begin_blocking(EventKind::ChanRecv, Some(self.site), 0, mark)
         };
         let Some(start) = start else {
             return self.inner.recv_timeout(timeout);
         };
         let result = self.inner.recv_timeout(timeout);
-        profile::record_block(start, EventKind::ChanRecv, Some(self.site), mark);
+        profile::end_blocking(start, EventKind::ChanRecv, Some(self.site), mark);
         result
     }
 
