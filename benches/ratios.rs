@@ -4,7 +4,10 @@
 //! median), so a noisy machine still gives a fair comparison; with Go's
 //! profiling overhead on the same workload when `go` is on PATH.
 //!
-//! Run: `cargo bench --bench ratios` (add `-- --quick` for a 3-round smoke run).
+//! Run: `cargo bench --bench ratios` (add `-- --quick` for a 3-round smoke run,
+//! `-- --uncontended` for the uncontended rows only). With
+//! `--features owner-tracking` the syncprof rows include the owner hooks:
+//! compare the two builds' uncontended rows for their fast-path cost.
 
 use std::hint::black_box;
 use std::process::Command;
@@ -164,6 +167,84 @@ fn rwlock_read_heavy<R: Sync>(
         stop.store(true, Ordering::Relaxed);
     });
     ops.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// With owner tracking: uncontended lock+unlock with acquisition stacks on
+/// (the default) and off, against std.
+#[cfg(feature = "owner-tracking")]
+fn owner_tracking_without_stacks(rows: &mut Vec<(String, String, f64, String)>) {
+    let std_lock = std::sync::Mutex::new(0u64);
+    let sp_lock = syncprof::Mutex::new(0u64);
+    let mut a = || uncontended(&std_lock);
+    let mut b = || {
+        syncprof::deadlock::set_acquisition_stacks(true);
+        uncontended(&sp_lock)
+    };
+    let mut c = || {
+        syncprof::deadlock::set_acquisition_stacks(false);
+        let t = uncontended(&sp_lock);
+        syncprof::deadlock::set_acquisition_stacks(true);
+        t
+    };
+    let s = interleaved(&mut [("std", &mut a), ("stacks", &mut b), ("no stacks", &mut c)]);
+    let (std_min, _) = stats(s[0].clone());
+    let (with_min, with_med) = stats(s[1].clone());
+    let (without_min, without_med) = stats(s[2].clone());
+    println!(
+        "owner tracking, uncontended lock+unlock (ns, min/median): std {std_min:.2}  acquisition stacks {with_min:.2}/{with_med:.2}  without {without_min:.2}/{without_med:.2}"
+    );
+    rows.push((
+        "uncontended lock+unlock, owner tracking".into(),
+        "acquisition stacks on / std (time)".into(),
+        with_min / std_min,
+        "".into(),
+    ));
+    rows.push((
+        "uncontended lock+unlock, owner tracking".into(),
+        "acquisition stacks off / std (time)".into(),
+        without_min / std_min,
+        "".into(),
+    ));
+}
+
+/// Nanoseconds per uncontended write lock+unlock of an `RwLock`.
+fn uncontended_write_std(lock: &std::sync::RwLock<u64>) -> f64 {
+    let n = 4_000_000u64;
+    let start = Instant::now();
+    for _ in 0..n {
+        *lock.write().unwrap() += 1;
+    }
+    start.elapsed().as_secs_f64() * 1e9 / n as f64
+}
+
+fn uncontended_write_syncprof(lock: &syncprof::RwLock<u64>) -> f64 {
+    let n = 4_000_000u64;
+    let start = Instant::now();
+    for _ in 0..n {
+        *lock.write().unwrap() += 1;
+    }
+    start.elapsed().as_secs_f64() * 1e9 / n as f64
+}
+
+/// The uncontended write lock+unlock row (the other side owner tracking
+/// hooks).
+fn uncontended_rwlock_write(rows: &mut Vec<(String, String, f64, String)>) {
+    let std_lock = std::sync::RwLock::new(0u64);
+    let sp_lock = syncprof::RwLock::new(0u64);
+    let mut a = || uncontended_write_std(&std_lock);
+    let mut b = || uncontended_write_syncprof(&sp_lock);
+    let s = interleaved(&mut [("std", &mut a), ("syncprof", &mut b)]);
+    let (std_min, std_med) = stats(s[0].clone());
+    let (sp_min, sp_med) = stats(s[1].clone());
+    println!(
+        "uncontended RwLock write+unlock (ns, min/median): std {std_min:.2}/{std_med:.2}  syncprof {sp_min:.2}/{sp_med:.2}"
+    );
+    rows.push((
+        "uncontended RwLock write+unlock".into(),
+        "syncprof / std (time)".into(),
+        sp_min / std_min,
+        "".into(),
+    ));
 }
 
 /// Nanoseconds per uncontended send+recv on an unbounded channel.
@@ -717,12 +798,17 @@ fn main() {
         rounds()
     );
     println!(
-        "machine: {} cores; stack capture by {}\n",
+        "machine: {} cores; stack capture by {}; owner tracking {}\n",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         if syncprof::profile::__private::uses_frame_pointers() {
             "frame pointers"
         } else {
             "DWARF unwinder"
+        },
+        if cfg!(feature = "owner-tracking") {
+            "compiled in (feature owner-tracking)"
+        } else {
+            "off"
         }
     );
     let mut rows: Vec<(String, String, f64, String)> = Vec::new();
@@ -775,6 +861,17 @@ fn main() {
             off_min / pl_min,
             "".into(),
         ));
+    }
+
+    #[cfg(feature = "owner-tracking")]
+    owner_tracking_without_stacks(&mut rows);
+    if std::env::args().any(|a| a == "--uncontended") {
+        uncontended_rwlock_write(&mut rows);
+        println!("\n| workload | ratio | value | target |\n| --- | --- | --- | --- |");
+        for (workload, ratio, value, target) in &rows {
+            println!("| {workload} | {ratio} | {value:.3} | {target} |");
+        }
+        return;
     }
 
     // The contention matrix: every shape, std / parking_lot / syncprof off

@@ -14,6 +14,8 @@
 //! | `GET /debug/pprof/delta_block`, `/debug/pprof/delta_mutex` | gzipped pprof of what changed since the previous request to the same path, the first request everything so far (Grafana's `godeltaprof` semantics, for Alloy's `godeltaprof` profile types) |
 //! | `…?symbolize=0` (every pprof route) | locations with addresses and mappings only, for server-side symbolization |
 //! | `GET /metrics` (feature `metrics`) | the [`crate::metrics`] in OpenMetrics text, for Prometheus |
+//! | `GET /debug/pprof/waiting` | gzipped pprof of the threads waiting now (`waiting/count`, `delay/nanoseconds` so far; labels `kind`, `lock`, `thread`, `holder`); `?debug=1` a thread dump, longest wait first (see [`crate::profile::waiting()`]) |
+//! | `GET /debug/pprof/deadlocks` | the deadlock cycles found now, as text (feature `owner-tracking`; without it 404, saying so) |
 //! | `GET /debug/pprof/settings` | `block_rate=…` and `mutex_fraction=…`, one per line |
 //! | `POST /debug/pprof/settings?block_rate=…&mutex_fraction=…` | changes either or both (not in Go) |
 //!
@@ -332,6 +334,14 @@ fn route(request: &Request, stop: &Stop) -> Reply {
             }
             _ => allow("GET, HEAD"),
         },
+        "/debug/pprof/waiting" => match method {
+            Method::Get | Method::Head => serve_waiting(&query),
+            _ => allow("GET, HEAD"),
+        },
+        "/debug/pprof/deadlocks" => match method {
+            Method::Get | Method::Head => serve_deadlocks(),
+            _ => allow("GET, HEAD"),
+        },
         "/debug/pprof/delta_block" | "/debug/pprof/delta_mutex" => match method {
             Method::Get | Method::Head => serve_delta(path, &query),
             _ => allow("GET, HEAD"),
@@ -443,6 +453,54 @@ fn serve_profile(kind: ProfileKind, query: &Query, stop: &Stop) -> Reply {
     pprof_reply_with(&profile, name, symbolized(query))
 }
 
+/// `GET /debug/pprof/waiting`: the threads waiting now, as pprof or (with
+/// `debug=N`, N not 0) as a thread dump. A snapshot has no window:
+/// `seconds` gets 400, as Go answers for profiles without deltas.
+fn serve_waiting(query: &Query) -> Reply {
+    let debug = match param(query, "debug").map(str::parse::<i64>) {
+        None => 0,
+        Some(Ok(debug)) => debug,
+        Some(Err(_)) => return text(400, r#"invalid value for "debug" - must be an integer"#),
+    };
+    if param(query, "seconds").is_some() {
+        return text(
+            400,
+            "seconds parameter is not supported for this profile type",
+        );
+    }
+    let profile = profile::waiting();
+    if debug != 0 {
+        let mut body = Vec::new();
+        if let Err(e) = profile.write_text(&mut body) {
+            return text(500, &format!("could not write profile: {e}"));
+        }
+        return Response::from_data(body)
+            .with_header(header("Content-Type", "text/plain; charset=utf-8"));
+    }
+    pprof_reply_with(&profile, "waiting", symbolized(query))
+}
+
+/// `GET /debug/pprof/deadlocks`: the deadlock cycles found now, as text
+/// (feature `owner-tracking`; without it, 404 saying so: the endpoint
+/// answers every request with a 2xx, 3xx or 4xx).
+fn serve_deadlocks() -> Reply {
+    #[cfg(feature = "owner-tracking")]
+    {
+        let cycles = crate::deadlock::check();
+        let mut body = String::new();
+        crate::deadlock::write_report(&mut body, &cycles);
+        Response::from_data(body.into_bytes())
+            .with_header(header("Content-Type", "text/plain; charset=utf-8"))
+    }
+    #[cfg(not(feature = "owner-tracking"))]
+    {
+        text(
+            404,
+            "deadlock detection needs syncprof's cargo feature owner-tracking",
+        )
+    }
+}
+
 /// `symbolize=0` asks for locations with addresses and mappings only (for
 /// server-side symbolization); anything else, or no parameter, symbolizes.
 fn symbolized(query: &Query) -> bool {
@@ -479,6 +537,7 @@ fn snapshot(kind: ProfileKind) -> Profile {
     match kind {
         ProfileKind::Block => profile::block(),
         ProfileKind::Mutex => profile::mutex(),
+        ProfileKind::Waiting => profile::waiting(),
     }
 }
 
@@ -510,7 +569,7 @@ fn index() -> Reply {
     let body = format!(
         "<!DOCTYPE html>\n<html><head><title>/debug/pprof/</title></head><body>\n\
          <h1>/debug/pprof/</h1>\n<p>Profiles recorded by syncprof:</p>\n<table>\n\
-         <tr><th>profile</th><th>setting</th><th>what it shows</th></tr>\n{}{}</table>\n\
+         <tr><th>profile</th><th>setting</th><th>what it shows</th></tr>\n{}{}{}{}</table>\n\
          <p><a href=\"settings\">settings</a>: <code>POST /debug/pprof/settings?block_rate=NS&amp;mutex_fraction=N</code> changes them.</p>\n\
          <p>Full profiles: <code>go tool pprof http://HOST/debug/pprof/mutex?seconds=5</code></p>\n\
          </body></html>\n",
@@ -529,6 +588,24 @@ fn index() -> Reply {
                 if fraction == 0 { " (off)" } else { "" }
             ),
             "Stack traces of holders of contended locks"
+        ),
+        row(
+            "waiting",
+            if crate::waiting_enabled() {
+                "on".to_owned()
+            } else {
+                "off".to_owned()
+            },
+            "Threads blocked in a syncprof primitive right now, and for how long"
+        ),
+        row(
+            "deadlocks",
+            if cfg!(feature = "owner-tracking") {
+                "owner tracking on".to_owned()
+            } else {
+                "needs feature owner-tracking".to_owned()
+            },
+            "Cycles of threads each waiting for a lock the next one holds"
         ),
     );
     Response::from_data(body.into_bytes())

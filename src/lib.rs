@@ -95,6 +95,21 @@
 //!   `FairMutex`, `ReentrantMutex`, `RwLock` with upgradable reads,
 //!   `RecursiveRwLock`, `Condvar`, `Once`, and raw locks for `lock_api`),
 //!   recording the same profiles: `use syncprof::parking_lot::Mutex`.
+//! - [`profile::waiting()`]: the threads blocked in a syncprof primitive
+//!   right now, with how long they have waited and where (a thread dump of
+//!   the stuck; works with profiling off; [`set_waiting`] turns it off).
+//!   `GET /debug/pprof/waiting` with feature `http`.
+// As for `http::serve`: a link only when the module exists.
+#![cfg_attr(
+    feature = "owner-tracking",
+    doc = " - With feature `owner-tracking`, [`deadlock`]: who holds each lock a"
+)]
+#![cfg_attr(
+    not(feature = "owner-tracking"),
+    doc = " - With feature `owner-tracking`, `deadlock`: who holds each lock a"
+)]
+//!   thread waits for, and deadlock cycles (`deadlock::check`,
+//!   `deadlock::spawn_checker`, `GET /debug/pprof/deadlocks`).
 //! - [`labels`]: which request, tenant or span waited and which held the
 //!   lock: `labels::with(&[("route", "/api/users")], || …)`, or
 //!   `fut.with_labels(…)` for async code; exported as pprof sample labels.
@@ -156,12 +171,16 @@ pub use sync::mpsc;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 
+#[cfg(feature = "owner-tracking")]
+#[cfg_attr(docsrs, doc(cfg(feature = "owner-tracking")))]
+pub mod deadlock;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
+pub use profile::{set_waiting, waiting_enabled};
 
 pub(crate) mod raw;
 
@@ -419,6 +438,70 @@ pub mod __loom {
                     self.0.unlock_slow(core::panic::Location::caller());
                 }
             }
+        }
+    }
+
+    /// A model of the waiting registry's pool (`src/profile/waiting.rs`):
+    /// `slots` thread slots on the heap, driven directly, for
+    /// `tests/loom_waiting.rs`.
+    pub struct WaitingPool(Vec<crate::profile::waiting::ThreadSlot>);
+
+    /// A wait as a snapshot of a [`WaitingPool`] read it: (kind, lock,
+    /// start, stack).
+    pub type WaitSeen = (crate::profile::EventKind, usize, u64, Vec<usize>);
+
+    impl WaitingPool {
+        /// A pool of `slots` free slots.
+        pub fn new(slots: usize) -> WaitingPool {
+            WaitingPool(
+                (0..slots)
+                    .map(|_| crate::profile::waiting::ThreadSlot::new())
+                    .collect(),
+            )
+        }
+
+        /// Claims a free slot for thread `tid`.
+        pub fn claim(&self, tid: u64) -> Option<usize> {
+            crate::profile::waiting::claim_in(&self.0, tid)
+        }
+
+        /// Frees a claimed slot (its entries cleared first).
+        pub fn free(&self, slot: usize) {
+            crate::profile::waiting::free_in(&self.0[slot]);
+        }
+
+        /// Registers a wait in entry `depth` of `slot`; the entry's index.
+        pub fn register(
+            &self,
+            slot: usize,
+            depth: usize,
+            (kind, lock, start, stack): (crate::profile::EventKind, usize, u64, &[usize]),
+        ) -> Option<usize> {
+            let wait = crate::profile::waiting::WaitInfo {
+                kind,
+                site: None,
+                lock,
+                start,
+                stack,
+                truncated: false,
+            };
+            crate::profile::waiting::register_in(&self.0[slot], depth, wait)
+        }
+
+        /// Empties entry `entry` of `slot`.
+        pub fn deregister(&self, slot: usize, entry: usize) {
+            crate::profile::waiting::deregister_in(&self.0[slot], entry);
+        }
+
+        /// (slot, tid, innermost wait) of every slot with a wait.
+        pub fn snapshot(&self) -> Vec<(usize, u64, Option<WaitSeen>)> {
+            crate::profile::waiting::scan_slots(&self.0)
+                .into_iter()
+                .map(|v| {
+                    let wait = v.wait.map(|w| (w.kind, w.lock, w.start, w.addrs));
+                    (v.slot, v.tid, wait)
+                })
+                .collect()
         }
     }
 

@@ -419,6 +419,7 @@ fn go_pprof_reads_mutex_contention() {
         assert_eq!(raw.total(1) as u64, profile.total_delay_nanos());
         let all = names(&raw);
         match profile.kind() {
+            ProfileKind::Waiting => unreachable!("not exported here"),
             // The waiter's view: who waited.
             ProfileKind::Block => {
                 assert!(

@@ -251,6 +251,78 @@ fn profiles_are_served_in_go_s_layout() {
     }
 }
 
+#[inline(never)]
+fn stuck_in_the_view(lock: &Mutex<u64>) {
+    *lock.lock().unwrap() += 3;
+    std::hint::black_box(());
+}
+
+#[test]
+fn waiting_and_deadlocks_are_served() {
+    let server = Server::start();
+    let lock = std::sync::Arc::new(Mutex::new(0));
+    let held = lock.lock().unwrap();
+    let waiter = {
+        let lock = std::sync::Arc::clone(&lock);
+        std::thread::Builder::new()
+            .name("http-waiter".into())
+            .spawn(move || stuck_in_the_view(&lock))
+            .unwrap()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let text = loop {
+        let reply = get(&server.url("/debug/pprof/waiting?debug=1"));
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.content_type, "text/plain; charset=utf-8");
+        let text = reply.text();
+        if text.contains("thread \"http-waiter\" [mutex, ") {
+            break text;
+        }
+        assert!(Instant::now() < deadline, "{text}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(text.starts_with("waiting: "), "{text}");
+    assert!(text.contains("stuck_in_the_view"), "{text}");
+    let reply = get(&server.url("/debug/pprof/waiting"));
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.content_type, "application/octet-stream");
+    assert_eq!(
+        reply.disposition.as_deref(),
+        Some("attachment; filename=\"waiting\"")
+    );
+    assert!(!gunzip(&reply.body).is_empty());
+    if have_go("waiting_and_deadlocks_are_served") {
+        let raw = pprof_raw_url(&server.url("/debug/pprof/waiting"));
+        assert!(raw.contains("waiting/count delay/nanoseconds"), "{raw}");
+        assert!(raw.contains("stuck_in_the_view"), "{raw}");
+        assert!(raw.contains("http-waiter"), "{raw}");
+    }
+    let reply = get(&server.url("/debug/pprof/waiting?seconds=1"));
+    assert_eq!(reply.status, 400);
+    assert!(reply.text().contains("seconds parameter is not supported"));
+    let reply = request("POST", &server.url("/debug/pprof/waiting"));
+    assert_eq!(reply.status, 405);
+    let reply = get(&server.url("/debug/pprof/deadlocks"));
+    if cfg!(feature = "owner-tracking") {
+        assert_eq!(reply.status, 200);
+        assert!(
+            reply.text().contains("no deadlock found"),
+            "{}",
+            reply.text()
+        );
+    } else {
+        assert_eq!(reply.status, 404);
+        assert!(reply.text().contains("owner-tracking"));
+    }
+    let html = get(&server.url("/debug/pprof/")).text();
+    assert!(
+        html.contains("href=\"waiting?debug=1\"") && html.contains("href=\"deadlocks?debug=1\""),
+        "{html}"
+    );
+    drop(held);
+    waiter.join().unwrap();
+}
+
 #[test]
 fn seconds_serves_only_what_happened_in_the_window() {
     let _serial = serial();

@@ -111,7 +111,7 @@ fn the_index_without_its_slash_redirects() {
 #[test]
 fn binary_profiles_are_attachments_named_like_go_s() {
     let server = syncprof::http::serve("127.0.0.1:0").expect("bind");
-    for name in ["block", "mutex"] {
+    for name in ["block", "mutex", "waiting"] {
         let reply = send(server.local_addr(), "GET", &format!("/debug/pprof/{name}"));
         assert_eq!(reply.status, 200);
         assert_eq!(
@@ -201,6 +201,8 @@ fn target(rng: &mut Rng) -> String {
                 "/debug/pprof/block",
                 "/debug/pprof/mutex",
                 "/debug/pprof/settings",
+                "/debug/pprof/waiting",
+                "/debug/pprof/deadlocks",
                 "/debug/pprof/heap",
                 "/debug/pprof//block",
                 "/debug/pprof/block/",

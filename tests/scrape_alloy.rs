@@ -304,6 +304,7 @@ fn delta_windows_add_up_to_the_cumulative_change() {
         let cumulative = match profile_kind {
             ProfileKind::Mutex => syncprof::profile::mutex(),
             ProfileKind::Block => syncprof::profile::block(),
+            ProfileKind::Waiting => unreachable!("not scraped here"),
         };
         assert_eq!(fresh.total_count(), cumulative.total_count(), "{kind}");
         assert_eq!(fresh.total_delay_nanos(), cumulative.total_delay_nanos());

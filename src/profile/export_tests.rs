@@ -358,6 +358,7 @@ fn go_pprof_reads_real_contention() {
                 .any(|n| *n == format!("syncprof::profile::export_tests::{f}"))
         };
         match profile.kind() {
+            ProfileKind::Waiting => unreachable!("not exported here"),
             ProfileKind::Block => {
                 assert!(
                     has("export_test_waiter") && !has("export_test_holder"),
@@ -521,6 +522,7 @@ fn folded_stacks_round_trip() {
         }
         let folded = folded_of(&profile, text::Value::Delay);
         let chain = match profile.kind() {
+            ProfileKind::Waiting => unreachable!("not exported here"),
             ProfileKind::Block => {
                 "export_tests::record_known_events;syncprof::profile::export_tests::export_test_waiter;syncprof::profile::record_block_cycles"
             }

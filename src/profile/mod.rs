@@ -31,8 +31,9 @@ pub(crate) mod rate;
 pub(crate) mod stack;
 mod symbolize;
 pub(crate) mod table;
-mod text;
+pub(crate) mod text;
 mod trim;
+pub(crate) mod waiting;
 
 use core::cell::Cell;
 use core::fmt;
@@ -62,14 +63,20 @@ pub enum ProfileKind {
     /// Who made them wait: contended unlocks charged to the unlocker's stack
     /// (Go's `mutex` profile).
     Mutex = 1,
+    /// Who waits right now: one sample per thread blocked in a syncprof
+    /// primitive at the snapshot, with how long it has waited so far (see
+    /// [`waiting()`]). Not accumulated over time.
+    Waiting = 2,
 }
 
 impl ProfileKind {
-    /// `"block"` or `"mutex"`, the names `net/http/pprof` uses.
+    /// `"block"`, `"mutex"` (the names `net/http/pprof` uses) or
+    /// `"waiting"`.
     pub fn name(self) -> &'static str {
         match self {
             ProfileKind::Block => "block",
             ProfileKind::Mutex => "mutex",
+            ProfileKind::Waiting => "waiting",
         }
     }
 }
@@ -299,8 +306,10 @@ fn metrics_series(site: Option<LockSite>, kind: EventKind) -> Option<&'static me
 
 /// Starts the clock of a blocking wait: `Some(tick)` when block profiling or
 /// the metrics are on, `None` (and nothing else happens) when both are off.
-/// Call it when the thread has decided to park.
+/// Call it when the thread has decided to park. (A wait that should be in
+/// the waiting view uses [`begin_blocking`] instead.)
 #[inline]
+#[allow(dead_code)]
 pub(crate) fn block_start() -> Option<u64> {
     if rate::block_rate_ticks() != 0 {
         return Some(clock::now());
@@ -318,22 +327,114 @@ pub(crate) fn block_start() -> Option<u64> {
 /// on the waiter's stack above `mark`.
 #[cold]
 #[inline(never)]
+#[allow(dead_code)]
 pub(crate) fn record_block(start: u64, kind: EventKind, site: Option<LockSite>, mark: StackMark) {
-    record_block_between(start, clock::now(), kind, site, mark);
+    let cycles = clock::elapsed(start, clock::now());
+    #[cfg(feature = "metrics")]
+    if let Some(series) = metrics_series(site, kind) {
+        series.record_wait(cycles);
+    }
+    record_block_cycles(cycles, kind, site, mark);
 }
 
-/// [`record_block`] for a wait that ended at `end`, before the call (a
+/// A blocking wait begun by [`begin_blocking`]: its start tick and its entry
+/// in the waiting registry.
+#[must_use = "a wait that is begun should be ended with `end_blocking`"]
+pub(crate) struct BlockStart {
+    tick: u64,
+    registration: Option<waiting::Registration>,
+}
+
+/// Starts the clock of a blocking wait and registers it as waiting now
+/// (see [`waiting`]): `Some` when block profiling, the metrics or the
+/// waiting view are on, `None` (and nothing else happens) when all are off.
+/// Call it when the thread has decided to park; `lock` is the address of the
+/// lock waited for (0 for a wait on no lock), `mark` as for
+/// [`begin_block_wait`].
+#[inline(never)]
+pub(crate) fn begin_blocking(
+    kind: EventKind,
+    site: Option<LockSite>,
+    lock: usize,
+    mark: StackMark,
+) -> Option<BlockStart> {
+    let waiting = waiting::enabled();
+    if rate::block_rate_ticks() == 0 && !metrics_on() && !waiting {
+        return None;
+    }
+    #[cfg(feature = "metrics")]
+    if metrics_on() {
+        metrics::prepare();
+    }
+    let tick = clock::now();
+    let registration = waiting.then(|| register_waiting(kind, site, lock, tick, mark, None));
+    Some(BlockStart { tick, registration })
+}
+
+/// Registers a wait in the waiting view, with `stack` if one was captured
+/// already (block profiling on), else one captured here above `mark` when
+/// the process walks frame pointers (~90 ns at 30 frames, under 1% of a
+/// park/unpark hand-off); without frame pointers the DWARF unwinder would
+/// cost ~4 µs, a fifth of the hand-off, so the wait is registered without
+/// a stack (see `benches/waiting.rs` and the README).
+#[inline(always)]
+fn register_waiting(
+    kind: EventKind,
+    site: Option<LockSite>,
+    lock: usize,
+    start: u64,
+    mark: StackMark,
+    stack: Option<&stack::StackBuf>,
+) -> waiting::Registration {
+    let mut own;
+    let stack = match stack {
+        Some(stack) => stack,
+        None => {
+            own = stack::StackBuf::new();
+            stack::capture_frame_pointers_only(mark, waiting::WAIT_DEPTH + 1, &mut own);
+            &own
+        }
+    };
+    waiting::register(
+        waiting::WaitInfo {
+            kind,
+            site,
+            lock,
+            start,
+            stack: stack.addrs(),
+            truncated: stack.truncated(),
+        },
+        true,
+    )
+}
+
+/// Ends a blocking wait that [`begin_blocking`] began: removes it from the
+/// waiting view, adds it to the metrics (exact), samples it at the current
+/// block rate and, if kept, records it on the waiter's stack above `mark`.
+#[cold]
+#[inline(never)]
+pub(crate) fn end_blocking(
+    start: BlockStart,
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+) {
+    end_blocking_at(start, clock::now(), kind, site, mark);
+}
+
+/// [`end_blocking`] for a wait that ended at `end`, before the call (a
 /// condvar wait ends at the notification that moved the waiter to the
 /// mutex's queue).
 #[inline(never)]
-pub(crate) fn record_block_between(
-    start: u64,
+pub(crate) fn end_blocking_at(
+    start: BlockStart,
     end: u64,
     kind: EventKind,
     site: Option<LockSite>,
     mark: StackMark,
 ) {
-    let cycles = clock::elapsed(start, end);
+    drop(start.registration);
+    let cycles = clock::elapsed(start.tick, end);
     #[cfg(feature = "metrics")]
     if let Some(series) = metrics_series(site, kind) {
         series.record_wait(cycles);
@@ -380,6 +481,9 @@ pub(crate) struct BlockWait {
     /// The wait's metrics series, when metrics are on.
     #[cfg(feature = "metrics")]
     series: Option<&'static metrics::Series>,
+    /// The wait's entry in the waiting view, removed first thing when the
+    /// wait ends.
+    registration: Option<waiting::Registration>,
 }
 
 impl BlockWait {
@@ -418,6 +522,7 @@ impl BlockWait {
                 start: clock::now(),
                 bucket: None,
                 series: Some(series),
+                registration: None,
             })
         }
         #[cfg(not(feature = "metrics"))]
@@ -469,14 +574,17 @@ fn keep_spare(bucket: Box<table::Bucket>) {
     }
 }
 
-/// Starts the clock of a blocking wait and, when block profiling is on,
-/// captures the waiter's stack above `mark` (see [`StackMark`]); `None` when
-/// block profiling and the metrics are both off. With block profiling off
-/// (or this thread already inside the profiler) no stack is captured and no
-/// bucket prepared: the wait is timed for the metrics only. Call it when the
-/// thread has decided to park, before it parks: it may allocate (a new
-/// stack's bucket, made ready but not yet in the table, or a new metrics
-/// series).
+/// Starts the clock of a blocking wait, registers it in the waiting view
+/// (when on, see [`set_waiting`]) and, when block profiling is on, captures
+/// the waiter's stack above `mark` (see [`StackMark`]); `None` when block
+/// profiling, the metrics and the waiting view are all off. With block
+/// profiling off (or this thread already inside the profiler) no bucket is
+/// prepared: the wait is timed for the metrics and registered only. `lock`
+/// is the address of the lock waited for (0 for none): the deadlock
+/// detector's key. Call it when the thread has decided to park, before it
+/// parks: it may allocate (a new stack's bucket, made ready but not yet in
+/// the table, or a new metrics series); the registration comes last and
+/// never allocates.
 ///
 /// A wait on a thread that runs a tokio worker is labelled
 /// `blocking_in_async` (see [`Flags`]).
@@ -485,12 +593,42 @@ fn keep_spare(bucket: Box<table::Bucket>) {
 pub(crate) fn begin_block_wait(
     kind: EventKind,
     site: Option<LockSite>,
+    lock: usize,
     mark: StackMark,
 ) -> Option<BlockWait> {
-    if rate::block_rate_ticks() == 0 {
-        return BlockWait::timed_only(site, kind);
+    let waiting = waiting::enabled();
+    let mut stack = None;
+    let wait = if rate::block_rate_ticks() == 0 {
+        BlockWait::timed_only(site, kind)
+    } else {
+        let mut buf = stack::StackBuf::new();
+        let wait = begin_wait(kind, site, thread_blocking_flags(), mark, &mut buf);
+        if buf.addrs().is_empty() {
+            // Not captured (this thread was inside the profiler).
+        } else {
+            stack = Some(buf);
+        }
+        wait
+    };
+    if !waiting {
+        return wait;
     }
-    begin_wait(kind, site, thread_blocking_flags(), mark)
+    let mut wait = wait.unwrap_or_else(|| BlockWait {
+        start: clock::now(),
+        bucket: None,
+        #[cfg(feature = "metrics")]
+        series: None,
+        registration: None,
+    });
+    wait.registration = Some(register_waiting(
+        kind,
+        site,
+        lock,
+        wait.start,
+        mark,
+        stack.as_ref(),
+    ));
+    Some(wait)
 }
 
 /// [`begin_block_wait`] for an async wait (a future's first `Pending`
@@ -507,20 +645,25 @@ pub(crate) fn begin_async_wait(
     if rate::block_rate_ticks() == 0 {
         return BlockWait::timed_only(site, kind);
     }
+    let mut stack = stack::StackBuf::new();
     begin_wait(
         kind,
         site,
         Flags::NONE.with_labels(labels::for_event()),
         mark,
+        &mut stack,
     )
 }
 
+/// Times a wait and prepares its bucket, capturing the stack into `stack`
+/// (left empty when this thread is already inside the profiler).
 #[inline(always)]
 fn begin_wait(
     kind: EventKind,
     site: Option<LockSite>,
     flags: Flags,
     mark: StackMark,
+    stack: &mut stack::StackBuf,
 ) -> Option<BlockWait> {
     let start = clock::now();
     let Some(_busy) = Recording::enter() else {
@@ -530,8 +673,7 @@ fn begin_wait(
     let _ = SPARE_BUCKETS.try_with(SpareBuckets::free_all);
     // Seed this thread's generator now rather than at the end.
     rate::with_rng(|_| ());
-    let mut stack = stack::StackBuf::new();
-    stack::capture(mark, rate::stack_depth(), &mut stack);
+    stack::capture(mark, rate::stack_depth(), stack);
     let bucket = table::global().prepare(
         ProfileKind::Block,
         kind,
@@ -545,6 +687,7 @@ fn begin_wait(
         bucket: Some(bucket),
         #[cfg(feature = "metrics")]
         series: metrics_series(site, kind),
+        registration: None,
     })
 }
 
@@ -556,7 +699,8 @@ fn begin_wait(
 #[cold]
 #[inline(never)]
 #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-pub(crate) fn cancel_block_wait(wait: BlockWait) {
+pub(crate) fn cancel_block_wait(mut wait: BlockWait) {
+    drop(wait.registration.take());
     let cycles = clock::elapsed(wait.start, clock::now());
     #[cfg(feature = "metrics")]
     if let Some(series) = wait.series {
@@ -599,6 +743,7 @@ pub(crate) fn cancel_block_wait(wait: BlockWait) {
 /// an allocator takes).
 #[inline]
 pub(crate) fn discard_block_wait(wait: BlockWait) {
+    drop(wait.registration);
     if let Some(table::Prepared::New(bucket)) = wait.bucket {
         keep_spare(bucket);
     }
@@ -609,6 +754,7 @@ pub(crate) fn discard_block_wait(wait: BlockWait) {
 /// Never allocates, frees or locks.
 #[inline]
 pub(crate) fn end_block_wait(wait: BlockWait) {
+    drop(wait.registration);
     let cycles = clock::elapsed(wait.start, clock::now());
     #[cfg(feature = "metrics")]
     if let Some(series) = wait.series {
@@ -733,6 +879,228 @@ pub fn mutex() -> Profile {
     Profile::snapshot(ProfileKind::Mutex)
 }
 
+/// A snapshot of the threads blocked in a syncprof primitive right now: one
+/// record per thread (count 1), its delay how long it has waited so far, its
+/// stack where it waits (leaf first: the public call, as in the block
+/// profile), its [`waiter`](Record::waiter) the thread (name, or OS thread
+/// id when unnamed) and, with feature `owner-tracking`, the thread that
+/// holds the `Mutex` or `RwLock` (write side) it waits for and where that
+/// thread took it. Records come longest wait first.
+///
+/// Unlike [`block`], this sees a wait that has not ended, and needs no
+/// profiling rate: a wait is registered (a few dozen relaxed stores, and
+/// a frame-pointer stack capture when block profiling did not capture the
+/// stack already: ~90 ns in all, under 1% of the park it precedes; without
+/// frame pointers such a wait is registered without a stack) when the
+/// thread decides to park, whatever the rates, unless the view is off
+/// ([`set_waiting`], `SYNCPROF_WAITING=0`). Waits of threads: `Mutex`,
+/// `RwLock`, `Condvar`, `Barrier`, the channels, and the `blocking_*`
+/// forms of the tokio primitives; a pending `.await` parks no thread and is
+/// not here.
+///
+/// Waits that could not be registered (more than
+/// [`MAX_WAITING_THREADS`] threads at once, or waits nested deeper than two
+/// on one thread) are counted in one overflow record (a
+/// `syncprof::overflow` frame).
+///
+/// Exported as pprof with sample types `waiting/count` and
+/// `delay/nanoseconds` and labels `kind`, `lock`, `thread` (and `holder`),
+/// or with [`write_text`](Profile::write_text) as a thread dump.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// let lock = Arc::new(syncprof::Mutex::new(()));
+/// let held = lock.lock().unwrap();
+/// let waiter = {
+///     let lock = Arc::clone(&lock);
+///     std::thread::Builder::new()
+///         .name("waiter".into())
+///         .spawn(move || drop(lock.lock().unwrap()))
+///         .unwrap()
+/// };
+/// while syncprof::profile::waiting().records().is_empty() {
+///     std::thread::sleep(Duration::from_millis(1));
+/// }
+/// let now = syncprof::profile::waiting();
+/// let record = &now.records()[0];
+/// assert_eq!(record.waiter().unwrap().thread(), "waiter");
+/// assert_eq!(record.event_kind(), Some(syncprof::profile::EventKind::Mutex));
+/// drop(held);
+/// waiter.join().unwrap();
+/// ```
+pub fn waiting() -> Profile {
+    let ticks_per_second = clock::ticks_per_second();
+    let views = waiting::scan();
+    let now = clock::now();
+    let time = SystemTime::now();
+    let mut records: Vec<Record> = views
+        .iter()
+        .filter_map(|view| {
+            let wait = view.wait.as_ref()?;
+            let holder = (wait.lock != 0)
+                .then(|| {
+                    views.iter().find_map(|other| {
+                        let held = other.held.iter().find(|h| h.lock == wait.lock)?;
+                        Some(Holder {
+                            thread: other.label(),
+                            tid: other.tid,
+                            acquired_at: held.addrs.clone(),
+                            truncated: held.truncated,
+                        })
+                    })
+                })
+                .flatten();
+            let cycles = clock::elapsed(wait.start, now).max(1);
+            Some(Record {
+                count: 1.0,
+                cycles,
+                delay_nanos: clock::ticks_to_nanos(cycles),
+                addrs: wait.addrs.clone(),
+                truncated: wait.truncated,
+                event: Some(wait.kind),
+                site: wait.site,
+                flags: Flags::NONE,
+                waiter: Some(Box::new(Waiter {
+                    thread: view.label(),
+                    named: view.name.is_some(),
+                    tid: view.tid,
+                    lock_address: wait.lock,
+                    holder,
+                })),
+            })
+        })
+        .collect();
+    let unregistered = waiting::unregistered();
+    if unregistered > 0 {
+        records.push(Record {
+            count: unregistered as f64,
+            cycles: 0,
+            delay_nanos: 0,
+            addrs: Vec::new(),
+            truncated: false,
+            event: None,
+            site: None,
+            flags: Flags::NONE,
+            waiter: None,
+        });
+    }
+    Profile::from_parts(
+        ProfileKind::Waiting,
+        records,
+        ticks_per_second,
+        1,
+        time,
+        None,
+    )
+}
+
+/// Threads whose waits the waiting view can hold at once (see
+/// [`waiting()`]).
+pub const MAX_WAITING_THREADS: usize = waiting::MAX_THREADS;
+
+/// Turns the waiting view ([`waiting()`]) on or off. On by default (unless
+/// `SYNCPROF_WAITING=0` at start-up): registering a wait costs a fraction
+/// of the park it precedes (see the README's figures). Off, waits are not
+/// registered and the view is empty; waits already registered are removed
+/// when they end.
+///
+/// # Examples
+///
+/// ```
+/// syncprof::set_waiting(false);
+/// assert!(!syncprof::waiting_enabled());
+/// syncprof::set_waiting(true);
+/// ```
+pub fn set_waiting(on: bool) {
+    waiting::set_enabled(on);
+}
+
+/// Whether the waiting view is on (see [`set_waiting`]).
+pub fn waiting_enabled() -> bool {
+    waiting::enabled()
+}
+
+/// A thread waiting now: the [`waiter`](Record::waiter) of a record of
+/// [`waiting()`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Waiter {
+    thread: String,
+    named: bool,
+    tid: u64,
+    lock_address: usize,
+    holder: Option<Holder>,
+}
+
+impl Waiter {
+    /// The thread's name, or its OS thread id (decimal) when unnamed: the
+    /// `thread` label.
+    pub fn thread(&self) -> &str {
+        &self.thread
+    }
+
+    /// Whether the thread has a name.
+    pub fn is_named(&self) -> bool {
+        self.named
+    }
+
+    /// The OS thread id (Linux `gettid`, as `top -H`, `gdb` and
+    /// `/proc/PID/task` show it).
+    pub fn tid(&self) -> u64 {
+        self.tid
+    }
+
+    /// The address of the lock waited for; 0 for a wait on no lock (a
+    /// condition variable, a barrier, a channel).
+    pub fn lock_address(&self) -> usize {
+        self.lock_address
+    }
+
+    /// The thread that holds the lock waited for, when known: with feature
+    /// `owner-tracking`, for `Mutex` and the write side of `RwLock`.
+    pub fn holder(&self) -> Option<&Holder> {
+        self.holder.as_ref()
+    }
+}
+
+/// The thread that holds a lock (feature `owner-tracking`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    thread: String,
+    tid: u64,
+    acquired_at: Vec<usize>,
+    truncated: bool,
+}
+
+impl Holder {
+    /// The holder's name, or its OS thread id when unnamed.
+    pub fn thread(&self) -> &str {
+        &self.thread
+    }
+
+    /// The holder's OS thread id.
+    pub fn tid(&self) -> u64 {
+        self.tid
+    }
+
+    /// Return addresses of the stack where it took the lock, leaf first
+    /// (the public `lock`/`write` call or the user's frame that inlined
+    /// it); empty when the process walks no frame pointers (an acquisition
+    /// never runs the DWARF unwinder: see the README) or acquisition stacks
+    /// are off (`syncprof::deadlock::set_acquisition_stacks`).
+    pub fn acquired_at(&self) -> &[usize] {
+        &self.acquired_at
+    }
+
+    /// Whether [`acquired_at`](Self::acquired_at) was cut.
+    pub fn is_truncated(&self) -> bool {
+        self.truncated
+    }
+}
+
 /// A snapshot of one profile: its records and what is needed to export them.
 #[derive(Clone, Debug)]
 pub struct Profile {
@@ -755,6 +1123,8 @@ pub struct Record {
     event: Option<EventKind>,
     site: Option<LockSite>,
     flags: Flags,
+    /// For a record of the waiting view: who waits (and who holds).
+    waiter: Option<Box<Waiter>>,
 }
 
 /// What identifies a record across snapshots: kind, site, flags, truncation,
@@ -843,6 +1213,12 @@ impl Record {
         self.flags.labels().unwrap_or_default()
     }
 
+    /// For a record of [`waiting()`]: the waiting thread, the lock's
+    /// address and, with feature `owner-tracking`, its holder.
+    pub fn waiter(&self) -> Option<&Waiter> {
+        self.waiter.as_deref()
+    }
+
     fn key(&self) -> RecordKey<'_> {
         (
             self.event,
@@ -856,6 +1232,9 @@ impl Record {
 
 impl Profile {
     fn snapshot(kind: ProfileKind) -> Profile {
+        if kind == ProfileKind::Waiting {
+            return waiting();
+        }
         let ticks_per_second = clock::ticks_per_second();
         let mut records = Vec::new();
         let _busy = Recording::enter();
@@ -871,12 +1250,14 @@ impl Profile {
                     event: bucket.event,
                     site: bucket.site,
                     flags: bucket.flags,
+                    waiter: None,
                 });
             }
         });
         let sampling_period = match kind {
             ProfileKind::Block => rate::block_rate(),
             ProfileKind::Mutex => rate::mutex_fraction(),
+            ProfileKind::Waiting => 1,
         };
         Profile::from_parts(
             kind,
@@ -1071,6 +1452,7 @@ pub(crate) mod tests {
             event: Some(EventKind::Mutex),
             site: None,
             flags: Flags::NONE,
+            waiter: None,
         };
         let earlier = Profile::from_parts(
             ProfileKind::Mutex,
@@ -1130,7 +1512,7 @@ pub mod __private {
     pub fn simulated_block_wait(kind: EventKind, nanos: u64) {
         let mark = 0u8;
         let mark = StackMark::of(core::hint::black_box(&mark));
-        if let Some(mut wait) = begin_block_wait(kind, None, mark) {
+        if let Some(mut wait) = begin_block_wait(kind, None, 0, mark) {
             wait.start = clock::now().saturating_sub(clock::nanos_to_ticks(nanos));
             end_block_wait(wait);
         }

@@ -206,6 +206,7 @@ impl Record {
             event,
             site,
             flags: super::Flags::NONE,
+            waiter: None,
         }
     }
 }
@@ -258,7 +259,8 @@ impl Profile {
     /// the layout of Go's `/debug/pprof/block` and `/debug/pprof/mutex`.
     ///
     /// Sample types are `contentions/count` and `delay/nanoseconds`, the
-    /// period type `contentions/count` with period 1; samples come largest
+    /// period type `contentions/count` with period 1 (for the waiting view,
+    /// `waiting/count`, with the labels `thread` and, when known, `holder`); samples come largest
     /// delay first, each with a `kind` label (`mutex`, `condvar`, …) and,
     /// when known, a `lock` label (`file:line` of where the lock was made),
     /// the boolean labels (`cancelled=true`, `blocking_in_async=true`) and
@@ -330,9 +332,14 @@ impl Profile {
         };
         let with_mappings = !symbols.is_empty() || (!symbolized && !records.is_empty());
         let mut b = Builder::new(&symbols, with_mappings);
-        let count_type = b.value_type("contentions", "count");
+        // The waiting view counts threads waiting, not contentions.
+        let count_name = match self.kind {
+            ProfileKind::Waiting => "waiting",
+            ProfileKind::Block | ProfileKind::Mutex => "contentions",
+        };
+        let count_type = b.value_type(count_name, "count");
         let delay_type = b.value_type("delay", "nanoseconds");
-        let period_type = b.value_type("contentions", "count");
+        let period_type = b.value_type(count_name, "count");
         let kind_key = b.string("kind");
         let lock_key = b.string("lock");
         let mut order: Vec<&Record> = records.iter().collect();
@@ -367,6 +374,22 @@ impl Profile {
                         num: 0,
                         num_unit: 0,
                     });
+                }
+                if let Some(waiter) = record.waiter() {
+                    label.push(pb::Label {
+                        key: b.string("thread"),
+                        str: b.string(waiter.thread()),
+                        num: 0,
+                        num_unit: 0,
+                    });
+                    if let Some(holder) = waiter.holder() {
+                        label.push(pb::Label {
+                            key: b.string("holder"),
+                            str: b.string(holder.thread()),
+                            num: 0,
+                            num_unit: 0,
+                        });
+                    }
                 }
                 for name in record.flags.names() {
                     label.push(pb::Label {

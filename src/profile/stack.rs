@@ -151,6 +151,32 @@ pub(crate) fn capture(mark: StackMark, depth: usize, out: &mut StackBuf) {
     }
 }
 
+/// Captures like [`capture`] when the process walks frame pointers, else
+/// leaves `out` empty: for a path that must never run the DWARF unwinder
+/// (too slow for a lock's uncontended path, and, at ~4 µs, a fifth of a
+/// park for a waiting thread's registration). Never allocates (deciding the
+/// unwinder, the first time, does not either).
+#[inline(never)]
+pub(crate) fn capture_frame_pointers_only(mark: StackMark, depth: usize, out: &mut StackBuf) {
+    out.len = 0;
+    out.truncated = false;
+    let method = match METHOD.load(Relaxed) {
+        UNCHECKED => {
+            let method = if frame_pointer_walk_agrees() {
+                FRAME_POINTERS
+            } else {
+                UNWINDER
+            };
+            METHOD.store(method, Relaxed);
+            method
+        }
+        method => method,
+    };
+    if method == FRAME_POINTERS {
+        fp::walk(mark, depth.clamp(1, MAX_STACK_DEPTH), out);
+    }
+}
+
 /// Which unwinder this process uses (for benches and diagnostics).
 pub(crate) fn uses_frame_pointers() -> bool {
     let mut buf = StackBuf::new();
@@ -199,9 +225,16 @@ pub(crate) fn capture_with_unwinder(mark: StackMark, depth: usize, out: &mut Sta
 
 /// Checks the frame-pointer walk against the unwinder on a known chain of
 /// calls: both must report the same return addresses in the same order.
+/// Allocates nothing (it may run on a lock's acquisition with feature
+/// `owner-tracking`, inside an allocator that takes that lock): the
+/// environment is read with `getenv`, the buffers live on the stack, and
+/// the unwinder (`_Unwind_Backtrace`) allocates, if ever, with the C
+/// runtime's `malloc`, never the Rust global allocator.
 #[cold]
 fn frame_pointer_walk_agrees() -> bool {
-    if !fp::SUPPORTED || std::env::var_os("SYNCPROF_UNWINDER").is_some_and(|v| v == "backtrace") {
+    if !fp::SUPPORTED
+        || super::env::with_var(c"SYNCPROF_UNWINDER", |v| v == Some(b"backtrace".as_slice()))
+    {
         return false;
     }
     let (walked, unwound) = check_chain_outer();
@@ -213,25 +246,25 @@ fn frame_pointer_walk_agrees() -> bool {
 }
 
 #[inline(never)]
-fn check_chain_outer() -> (Box<StackBuf>, Box<StackBuf>) {
+fn check_chain_outer() -> (StackBuf, StackBuf) {
     let result = check_chain_middle();
     core::hint::black_box(&result);
     result
 }
 
 #[inline(never)]
-fn check_chain_middle() -> (Box<StackBuf>, Box<StackBuf>) {
+fn check_chain_middle() -> (StackBuf, StackBuf) {
     let result = check_chain_inner();
     core::hint::black_box(&result);
     result
 }
 
 #[inline(never)]
-fn check_chain_inner() -> (Box<StackBuf>, Box<StackBuf>) {
+fn check_chain_inner() -> (StackBuf, StackBuf) {
     let mark = 0u8;
     let mark = StackMark::of(core::hint::black_box(&mark));
-    let mut walked = Box::new(StackBuf::new());
-    let mut unwound = Box::new(StackBuf::new());
+    let mut walked = StackBuf::new();
+    let mut unwound = StackBuf::new();
     if fp::SUPPORTED {
         fp::walk(mark, 64, &mut walked);
     }

@@ -43,6 +43,51 @@ fn render_frame_lines(addr: usize, symbols: Option<&Symbols>) -> String {
     out
 }
 
+/// The `#` frame lines of a stack (leaf first), symbolized, as the text
+/// exports print them: for reports outside a [`Profile`].
+#[cfg_attr(not(feature = "owner-tracking"), allow(dead_code))]
+pub(crate) fn stack_lines(addrs: &[usize]) -> String {
+    let symbols = super::symbolize::symbolize(addrs.iter().copied());
+    let lines: String = addrs
+        .iter()
+        .map(|addr| render_frame_lines(*addr, symbols.get(addr).map(|s| &**s)))
+        .collect();
+    readable_stack(&lines)
+}
+
+/// A thread dump's stack as people read it: the frame lines of syncprof's
+/// raw locks (inlined into the public call at the same address: an
+/// acquisition recorded on a lock's fast path) dropped, and, unless full
+/// stacks are asked for ([`super::set_full_stacks`]), std's thread start-up
+/// frames cut from its short-backtrace marker on, as the other exports do.
+pub(crate) fn readable_stack(lines: &str) -> String {
+    let full = super::full_stacks();
+    let mut out = String::with_capacity(lines.len());
+    for line in lines.lines() {
+        let function = line.split('\t').nth(2).unwrap_or("");
+        if !full && function.contains(super::trim::MARKER) {
+            break;
+        }
+        if function.starts_with("syncprof::raw::") {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// A wait's length for people: `12.4 s`, `340.2 ms`, `85 µs`.
+pub(crate) fn human_duration(nanos: u64) -> String {
+    if nanos >= 1_000_000_000 {
+        format!("{:.1} s", nanos as f64 / 1e9)
+    } else if nanos >= 1_000_000 {
+        format!("{:.1} ms", nanos as f64 / 1e6)
+    } else {
+        format!("{} µs", nanos / 1_000)
+    }
+}
+
 /// Which value a folded stack or flame graph is weighted by.
 ///
 /// # Examples
@@ -114,7 +159,18 @@ impl Profile {
     /// assert!(text.starts_with("--- mutex:\ncycles/second="));
     /// # Ok::<(), std::io::Error>(())
     /// ```
+    ///
+    /// The waiting view ([`waiting`](super::waiting())) is written as a thread
+    /// dump instead, in the spirit of Go's goroutine dump: one block per
+    /// waiting thread, longest wait first, a line `thread "worker-3" [mutex,
+    /// 12.4 s] lock src/cache.rs:40` (an unnamed thread is shown by its OS
+    /// thread id: `thread 12345 [...]`), the stack's frame lines as above,
+    /// with feature `owner-tracking` `held by thread "main", acquired at:`
+    /// and the holder's acquisition stack, and a blank line.
     pub fn write_text(&self, w: impl Write) -> io::Result<()> {
+        if self.kind == ProfileKind::Waiting {
+            return self.write_thread_dump(w);
+        }
         if self.records.iter().any(|r| !r.labels().is_empty()) {
             return self.without_labels().write_text(w);
         }
@@ -124,6 +180,7 @@ impl Profile {
         match self.kind {
             ProfileKind::Block => writeln!(w, "--- contention:")?,
             ProfileKind::Mutex => writeln!(w, "--- mutex:")?,
+            ProfileKind::Waiting => unreachable!("written by write_thread_dump"),
         }
         writeln!(w, "cycles/second={}", self.ticks_per_second.round() as u64)?;
         if self.kind == ProfileKind::Mutex {
@@ -155,6 +212,78 @@ impl Profile {
                 writeln!(w, "#\t0x0\t{name}+0x0\t?:0")?;
             }
             writeln!(w)?;
+        }
+        w.flush()
+    }
+
+    /// The waiting view's text: see [`write_text`](Self::write_text).
+    fn write_thread_dump(&self, w: impl Write) -> io::Result<()> {
+        let addrs = self.records.iter().flat_map(|r| {
+            let held = r
+                .waiter()
+                .and_then(|w| w.holder())
+                .map_or(&[][..], |h| h.acquired_at());
+            r.addrs.iter().chain(held).copied()
+        });
+        let symbols = super::symbolize::symbolize(addrs);
+        let mut w = io::BufWriter::new(w);
+        let waiting = self.records.iter().filter(|r| r.waiter().is_some()).count();
+        writeln!(
+            w,
+            "waiting: {waiting} thread{} blocked in syncprof primitives, longest wait first",
+            if waiting == 1 { "" } else { "s" }
+        )?;
+        let frames = |w: &mut io::BufWriter<_>, addrs: &[usize], truncated: bool| {
+            let lines: String = addrs
+                .iter()
+                .map(|&addr| render_frame_lines(addr, symbols.get(&addr).map(|s| &**s)))
+                .collect();
+            w.write_all(readable_stack(&lines).as_bytes())?;
+            if truncated {
+                writeln!(w, "#\t0x0\t{}+0x0\t?:0", super::pprof::TRUNCATED_FRAME)?;
+            }
+            io::Result::Ok(())
+        };
+        for record in &self.records {
+            writeln!(w)?;
+            let Some(waiter) = record.waiter() else {
+                writeln!(
+                    w,
+                    "{} more waiting (not registered: more than {} threads, or nested waits)",
+                    record.whole_count(),
+                    super::MAX_WAITING_THREADS
+                )?;
+                continue;
+            };
+            let thread = if waiter.is_named() {
+                format!("{:?}", waiter.thread())
+            } else {
+                waiter.thread().to_owned()
+            };
+            let kind = record.event.map_or("?", |k| k.label());
+            write!(
+                w,
+                "thread {thread} [{kind}, {}]",
+                human_duration(record.delay_nanos)
+            )?;
+            if let Some(site) = record.site {
+                write!(w, " lock {}:{}", site.file(), site.line())?;
+            }
+            writeln!(w)?;
+            frames(&mut w, &record.addrs, record.truncated)?;
+            if let Some(holder) = waiter.holder() {
+                let thread = if holder.thread().parse::<u64>().is_ok() {
+                    holder.thread().to_owned()
+                } else {
+                    format!("{:?}", holder.thread())
+                };
+                if holder.acquired_at().is_empty() {
+                    writeln!(w, "held by thread {thread}")?;
+                } else {
+                    writeln!(w, "held by thread {thread}, acquired at:")?;
+                    frames(&mut w, holder.acquired_at(), holder.is_truncated())?;
+                }
+            }
         }
         w.flush()
     }
@@ -306,6 +435,7 @@ impl Profile {
         options.title = match self.kind {
             ProfileKind::Block => "Block profile (where threads waited)".to_owned(),
             ProfileKind::Mutex => "Mutex profile (who made threads wait)".to_owned(),
+            ProfileKind::Waiting => "Waiting now (threads blocked at the snapshot)".to_owned(),
         };
         options.count_name = match by {
             Value::Delay => "ns".to_owned(),

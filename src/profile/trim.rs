@@ -25,7 +25,7 @@ use super::symbolize::{AddrMap, Symbols};
 use super::{EventKind, Record};
 
 /// The frame that marks where the program's own code starts.
-const MARKER: &str = "__rust_begin_short_backtrace";
+pub(crate) const MARKER: &str = "__rust_begin_short_backtrace";
 
 /// Whether exports keep full stacks: [`UNSET`] until the first read (then
 /// the environment decides) or a call to [`set_full_stacks`]. Relaxed: a
@@ -153,8 +153,14 @@ fn cut(
             record.truncated,
             addrs,
         );
-        match index.get(&key) {
-            Some(&at) => {
+        // Samples of the waiting view are threads: never merged.
+        let merge_into = if record.waiter.is_some() {
+            None
+        } else {
+            index.get(&key).copied()
+        };
+        match merge_into {
+            Some(at) => {
                 let merged = &mut out[at];
                 merged.count += record.count;
                 merged.cycles = merged.cycles.saturating_add(record.cycles);
@@ -163,7 +169,9 @@ fn cut(
             None => {
                 let mut trimmed = record.clone();
                 trimmed.addrs = key.4.clone();
-                index.insert(key, out.len());
+                if record.waiter.is_none() {
+                    index.insert(key, out.len());
+                }
                 out.push(trimmed);
             }
         }
@@ -208,6 +216,7 @@ mod tests {
             event: Some(EventKind::Mutex),
             site: None,
             flags: super::super::Flags::NONE,
+            waiter: None,
         }
     }
 

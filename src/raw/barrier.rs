@@ -46,7 +46,7 @@ impl RawBarrier {
         shim::require_may_park("Barrier::wait");
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        let block = profile::block_start();
+        let block = profile::begin_blocking(EventKind::Barrier, Some(site), 0, mark);
         let mut leader = false;
         let mut generation = 0;
         let arrive = || {
@@ -100,7 +100,7 @@ impl RawBarrier {
             };
         }
         if let Some(start) = block {
-            profile::record_block(start, EventKind::Barrier, Some(site), mark);
+            profile::end_blocking(start, EventKind::Barrier, Some(site), mark);
         }
         false
     }

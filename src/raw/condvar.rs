@@ -212,7 +212,7 @@ impl RawCondvar {
         let mut bad_mutex = false;
         let mut released = None;
         let mut timed_out_in_mutex_queue = false;
-        let block = profile::block_start();
+        let block = profile::begin_blocking(EventKind::Condvar, Some(cv_site), 0, mark);
         let cell = RequeueCell::new(profile::mutex_profiling_on());
         let validate = || {
             let current = self.state.load(Relaxed);
@@ -299,7 +299,7 @@ impl RawCondvar {
                 .requeued
                 .as_ref()
                 .map_or_else(profile::now, |r| r.since);
-            profile::record_block_between(start, end, EventKind::Condvar, Some(cv_site), mark);
+            profile::end_blocking_at(start, end, EventKind::Condvar, Some(cv_site), mark);
         }
         outcome
     }

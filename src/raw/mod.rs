@@ -12,6 +12,7 @@ pub(crate) mod barrier;
 pub(crate) mod charge;
 pub(crate) mod condvar;
 pub(crate) mod mutex;
+pub(crate) mod owner;
 pub(crate) mod poison;
 pub(crate) mod rwlock;
 pub(crate) mod shim;

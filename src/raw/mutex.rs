@@ -7,6 +7,7 @@ use core::hint::black_box;
 use std::time::Instant;
 
 use super::charge::{self, Charge, ChargedUntil, LastHandOff, QueueScan};
+use super::owner;
 use super::poison;
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
@@ -80,9 +81,15 @@ impl RawMutex {
     /// frame of ours sits between the slow path's stack mark and it).
     #[inline(always)]
     pub(crate) fn lock_fast(&self) -> bool {
-        self.state
+        owner::acquiring();
+        let locked = self
+            .state
             .compare_exchange_weak(0, LOCKED_BIT, Acquire, Relaxed)
-            .is_ok()
+            .is_ok();
+        if locked {
+            owner::acquired_fast(self.key());
+        }
+        locked
     }
 
     /// Takes the lock if it is free.
@@ -97,7 +104,10 @@ impl RawMutex {
                 .state
                 .compare_exchange_weak(state, state | LOCKED_BIT, Acquire, Relaxed)
             {
-                Ok(_) => return true,
+                Ok(_) => {
+                    owner::acquired(self.key());
+                    return true;
+                }
                 Err(actual) => state = actual,
             }
         }
@@ -121,6 +131,7 @@ impl RawMutex {
     /// The calling thread holds the lock.
     #[inline(always)]
     pub(crate) unsafe fn unlock_fast(&self) -> bool {
+        owner::released(self.key());
         self.state.fetch_sub(LOCKED_BIT, Release) == LOCKED_BIT
     }
 
@@ -178,6 +189,11 @@ impl RawMutex {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
         if held || self.try_lock() {
+            if held {
+                // Handed over by the unlock that woke us (`try_lock` tells
+                // the owner hook itself).
+                owner::acquired_marked(self.key(), mark);
+            }
             if profile::block_start().is_some() {
                 profile::record_block(since, EventKind::Mutex, Some(site), mark);
             }
@@ -259,7 +275,7 @@ impl RawMutex {
                 // Capture the stack now, while waiting anyway, so that the
                 // record at the end adds only a few atomics to the
                 // critical section this thread is about to enter.
-                block = profile::begin_block_wait(EventKind::Mutex, Some(site), mark);
+                block = profile::begin_block_wait(EventKind::Mutex, Some(site), self.key(), mark);
                 if let (Some(wait), Some(since)) = (block.as_mut(), since) {
                     wait.start_at(since);
                 }
@@ -319,6 +335,7 @@ impl RawMutex {
                 profile::record_block(since, EventKind::Mutex, Some(site), mark);
             }
         }
+        owner::acquired_marked(self.key(), mark);
         true
     }
 
@@ -360,6 +377,7 @@ impl RawMutex {
         while !self.try_lock() {
             shim::yield_now();
         }
+        // (`try_lock` told the owner hook.)
     }
 
     /// Wakes a waiter after [`Self::unlock_fast`] released the lock with

@@ -35,6 +35,7 @@ use std::time::Instant;
 
 use super::charge::{self, Charge, ChargedUntil, QueueScan};
 use super::mutex::{TOKEN_HANDOFF, TOKEN_NORMAL};
+use super::owner;
 use super::poison;
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
@@ -206,7 +207,12 @@ impl RawRwLock {
                 .state
                 .compare_exchange_weak(state, next, Acquire, Relaxed)
             {
-                Ok(_) => return true,
+                Ok(_) => {
+                    if mode == Mode::Write {
+                        owner::acquired(self.reader_key());
+                    }
+                    return true;
+                }
                 Err(actual) => state = actual,
             }
         }
@@ -216,14 +222,21 @@ impl RawRwLock {
     /// The fast path of a lock in `mode`: one CAS from the state read.
     #[inline(always)]
     pub(crate) fn lock_fast(&self, mode: Mode) -> bool {
+        if mode == Mode::Write {
+            owner::acquiring();
+        }
         let state = self.state.load(Relaxed);
-        match mode.take(state) {
+        let locked = match mode.take(state) {
             Some(next) => self
                 .state
                 .compare_exchange_weak(state, next, Acquire, Relaxed)
                 .is_ok(),
             None => false,
+        };
+        if locked && mode == Mode::Write {
+            owner::acquired_fast(self.reader_key());
         }
+        locked
     }
 
     /// Whether any lock is held (a racy snapshot).
@@ -288,7 +301,10 @@ impl RawRwLock {
                 Acquire,
                 Relaxed,
             ) {
-                Ok(_) => return true,
+                Ok(_) => {
+                    owner::acquired(self.reader_key());
+                    return true;
+                }
                 Err(actual) => state = actual,
             }
         }
@@ -299,9 +315,15 @@ impl RawRwLock {
     /// [`Self::write_slow`].
     #[inline(always)]
     pub(crate) fn write_fast(&self) -> bool {
-        self.state
+        owner::acquiring();
+        let locked = self
+            .state
             .compare_exchange_weak(0, WRITER, Acquire, Relaxed)
-            .is_ok()
+            .is_ok();
+        if locked {
+            owner::acquired_fast(self.reader_key());
+        }
+        locked
     }
 
     /// Releases a read lock: one atomic. Returns `false` when this was the
@@ -326,6 +348,7 @@ impl RawRwLock {
     /// The calling thread holds the write lock.
     #[inline(always)]
     pub(crate) unsafe fn write_unlock_fast(&self) -> bool {
+        owner::released(self.reader_key());
         self.state
             .compare_exchange(WRITER, 0, Release, Relaxed)
             .is_ok()
@@ -430,7 +453,7 @@ impl RawRwLock {
                 // before WW is set: an allocator that reads this lock would
                 // otherwise wait for this very writer.
                 if first_park.is_none() && block.is_none() {
-                    block = profile::begin_block_wait(kind, Some(site), mark);
+                    block = profile::begin_block_wait(kind, Some(site), self.reader_key(), mark);
                 }
                 if let Err(actual) = self.state.compare_exchange_weak(
                     state,
@@ -455,7 +478,8 @@ impl RawRwLock {
                 match block.as_mut() {
                     Some(wait) => wait.restart(),
                     None if !writer => {
-                        block = profile::begin_block_wait(kind, Some(site), mark);
+                        block =
+                            profile::begin_block_wait(kind, Some(site), self.reader_key(), mark);
                     }
                     None => {}
                 }
@@ -542,6 +566,9 @@ impl RawRwLock {
                 profile::discard_block_wait(wait);
             }
         }
+        if mode == Mode::Write {
+            owner::acquired_marked(self.reader_key(), mark);
+        }
         true
     }
 
@@ -574,6 +601,9 @@ impl RawRwLock {
                     .is_ok()
             });
             if taken {
+                if mode == Mode::Write {
+                    owner::acquired(self.reader_key());
+                }
                 return;
             }
             shim::yield_now();
@@ -737,6 +767,7 @@ impl RawRwLock {
     /// The calling thread holds the write lock.
     #[inline(always)]
     pub(crate) unsafe fn downgrade_fast(&self) -> bool {
+        owner::released(self.reader_key());
         let state = self.state.load(Relaxed);
         state & (READER_PARKED | UPGRADABLE_PARKED) == 0
             && self
@@ -1074,7 +1105,10 @@ impl RawRwLock {
                 .state
                 .compare_exchange_weak(state, next, Acquire, Relaxed)
             {
-                Ok(_) => return true,
+                Ok(_) => {
+                    owner::acquired(self.reader_key());
+                    return true;
+                }
                 Err(actual) => state = actual,
             }
         }
@@ -1101,6 +1135,7 @@ impl RawRwLock {
             .state
             .fetch_add(WRITER.wrapping_sub(ONE_READER + UPGRADABLE), Acquire);
         if prev & READERS_MASK == ONE_READER {
+            owner::acquired_marked(self.reader_key(), mark);
             return true;
         }
         let readers_left = || self.state.load(Acquire) & READERS_MASK == 0;
@@ -1108,6 +1143,7 @@ impl RawRwLock {
             while !readers_left() {
                 shim::yield_now();
             }
+            owner::acquired(self.reader_key());
             return true;
         }
         let mut spin = SpinWait::new();
@@ -1122,7 +1158,12 @@ impl RawRwLock {
             }
             let now = profile::now();
             if block.is_none() {
-                block = profile::begin_block_wait(EventKind::RwLockWrite, Some(site), mark);
+                block = profile::begin_block_wait(
+                    EventKind::RwLockWrite,
+                    Some(site),
+                    self.reader_key(),
+                    mark,
+                );
                 wait_from = now;
             }
             let token = charge::park_token(wait_from, profile::mutex_profiling_on(), false);
@@ -1168,6 +1209,7 @@ impl RawRwLock {
         if let Some(wait) = block {
             profile::end_block_wait(wait);
         }
+        owner::acquired_marked(self.reader_key(), mark);
         true
     }
 
@@ -1179,6 +1221,7 @@ impl RawRwLock {
     /// The calling thread holds the write lock.
     #[inline]
     pub(crate) unsafe fn downgrade_to_upgradable(&self, site: LockSite) {
+        owner::released(self.reader_key());
         let prev = self
             .state
             .fetch_add((ONE_READER + UPGRADABLE).wrapping_sub(WRITER), Release);

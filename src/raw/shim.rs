@@ -67,11 +67,13 @@ pub(crate) fn set_loom_reentry_hook(hook: Option<fn()>) {
 #[cfg(not(loom))]
 pub(crate) mod profile {
     pub(crate) use crate::profile::clock::{difference_truncated, elapsed, elapsed_truncated};
+    // (`block_start`/`record_block`: for a requeued condvar waiter's mutex
+    // wait that ends without a park, kept out of the waiting view.)
     pub(crate) use crate::profile::{
         BlockWait, EventKind, LockSite, StackMark, begin_block_wait, block_start,
-        discard_block_wait, end_block_wait, mutex_profiling_on, now, record_block,
-        record_block_between, record_mutex,
+        discard_block_wait, end_block_wait, mutex_profiling_on, now, record_block, record_mutex,
     };
+    pub(crate) use crate::profile::{begin_blocking, end_blocking, end_blocking_at};
 
     /// Ticks per second if the clock is already calibrated (never calibrates:
     /// calibration sleeps, and the callers hold a queue lock).
@@ -110,6 +112,24 @@ pub(crate) mod profile {
     pub(crate) fn block_start() -> Option<u64> {
         ON.load(SeqCst).then(now)
     }
+    /// `begin_blocking`: as `block_start` (the stub keeps no registry).
+    pub(crate) fn begin_blocking(
+        _kind: EventKind,
+        _site: Option<LockSite>,
+        _lock: usize,
+        _mark: StackMark,
+    ) -> Option<u64> {
+        block_start()
+    }
+    /// `end_blocking`: as `record_block`.
+    pub(crate) fn end_blocking(
+        start: u64,
+        kind: EventKind,
+        site: Option<LockSite>,
+        mark: StackMark,
+    ) {
+        record_block(start, kind, site, mark);
+    }
     pub(crate) fn mutex_profiling_on() -> bool {
         ON.load(SeqCst)
     }
@@ -122,7 +142,8 @@ pub(crate) mod profile {
         assert!(now() > start);
         BLOCK_EVENTS.fetch_add(1, SeqCst);
     }
-    pub(crate) fn record_block_between(
+    /// `end_blocking_at`: as `record_block`, ended at `end`.
+    pub(crate) fn end_blocking_at(
         start: u64,
         end: u64,
         _kind: EventKind,
@@ -146,6 +167,7 @@ pub(crate) mod profile {
     pub(crate) fn begin_block_wait(
         _kind: EventKind,
         _site: Option<LockSite>,
+        _lock: usize,
         _mark: StackMark,
     ) -> Option<BlockWait> {
         block_start().map(BlockWait)

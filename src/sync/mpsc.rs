@@ -276,17 +276,14 @@ impl<T> SyncSender<T> {
     #[cold]
     #[inline(never)]
     fn send_blocking(&self, t: T) -> Result<(), SendError<T>> {
-        let Some(start) = profile::block_start() else {
+        let mark = 0u8;
+        let mark = StackMark::of(core::hint::black_box(&mark));
+        let Some(start) = profile::begin_blocking(EventKind::ChanSend, Some(self.site), 0, mark)
+        else {
             return self.inner.send(t);
         };
         let result = self.inner.send(t);
-        let mark = 0u8;
-        profile::record_block(
-            start,
-            EventKind::ChanSend,
-            Some(self.site),
-            StackMark::of(core::hint::black_box(&mark)),
-        );
+        profile::end_blocking(start, EventKind::ChanSend, Some(self.site), mark);
         result
     }
 
@@ -438,17 +435,14 @@ impl<T> Receiver<T> {
     #[cold]
     #[inline(never)]
     fn recv_blocking(&self) -> Result<T, RecvError> {
-        let Some(start) = profile::block_start() else {
+        let mark = 0u8;
+        let mark = StackMark::of(core::hint::black_box(&mark));
+        let Some(start) = profile::begin_blocking(EventKind::ChanRecv, Some(self.site), 0, mark)
+        else {
             return self.inner.recv();
         };
         let result = self.inner.recv();
-        let mark = 0u8;
-        profile::record_block(
-            start,
-            EventKind::ChanRecv,
-            Some(self.site),
-            StackMark::of(core::hint::black_box(&mark)),
-        );
+        profile::end_blocking(start, EventKind::ChanRecv, Some(self.site), mark);
         result
     }
 
@@ -498,22 +492,18 @@ impl<T> Receiver<T> {
     #[cold]
     #[inline(never)]
     fn recv_timeout_blocking(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        let mark = 0u8;
+        let mark = StackMark::of(core::hint::black_box(&mark));
         let start = if timeout.is_zero() {
             None
         } else {
-            profile::block_start()
+            profile::begin_blocking(EventKind::ChanRecv, Some(self.site), 0, mark)
         };
         let Some(start) = start else {
             return self.inner.recv_timeout(timeout);
         };
         let result = self.inner.recv_timeout(timeout);
-        let mark = 0u8;
-        profile::record_block(
-            start,
-            EventKind::ChanRecv,
-            Some(self.site),
-            StackMark::of(core::hint::black_box(&mark)),
-        );
+        profile::end_blocking(start, EventKind::ChanRecv, Some(self.site), mark);
         result
     }
 

@@ -405,7 +405,7 @@ pub(crate) fn blocking_slow<R>(
     // Leaves the queue even if `block` panics (tokio refuses to block a
     // runtime thread).
     let _queued = Queued { queue, ticket };
-    let wait = profile::begin_block_wait(kind, Some(site), mark);
+    let wait = profile::begin_block_wait(kind, Some(site), 0, mark);
     let result = block();
     if let Some(wait) = wait {
         profile::end_block_wait(wait);
