@@ -934,9 +934,13 @@ mod global {
         });
     }
 
-    /// Forgets that the calling thread holds `lock`.
+    /// Forgets that the calling thread holds `lock`. Out of line: inlined
+    /// into every guard's drop it made the drop too big to inline, and a
+    /// caller whose last statement drops a guard then tail-called the drop,
+    /// losing its own frame from the unlock's mutex-profile stack
+    /// (tests/export.rs in release with the feature).
     #[cfg(feature = "owner-tracking")]
-    #[inline]
+    #[inline(never)]
     pub(crate) fn release(lock: usize) {
         let _ = THREAD.try_with(|thread| {
             let released = thread
