@@ -88,7 +88,7 @@
 //!   mutex-profile charge and its creation site (16 bytes for a
 //!   `Mutex<()>`, 32 for an `RwLock<()>`; parking_lot's are 1 and 8).
 //! - Eventual fairness stays: a waiter that has waited ~0.5 ms gets the lock
-//!   handed over, at most once per 0.5 ms per lock (parking_lot 0.13 dropped it; it bounds waits and costs
+//!   handed over, at most once per 10 ms per lock (parking_lot 0.13 dropped it; it bounds waits and costs
 //!   nothing uncontended). Fair unlocks hand over only a lock nobody took
 //!   since the release (syncprof's locks release before they wake).
 //! - `Condvar` notifications requeue waiters onto a held mutex, as
