@@ -5,7 +5,9 @@
 //!
 //! Run with `cargo bench --features metrics --bench metrics`.
 
+#[cfg(feature = "metrics")]
 use std::sync::Arc;
+#[cfg(feature = "metrics")]
 use std::time::{Duration, Instant};
 
 #[cfg(feature = "metrics")]
