@@ -182,6 +182,7 @@ pub mod tokio;
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
 pub use profile::{set_waiting, waiting_enabled};
 
+mod macros;
 pub(crate) mod raw;
 
 pub use sync::{

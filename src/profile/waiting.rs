@@ -151,7 +151,7 @@ macro_rules! atomic_array {
 }
 
 impl WaitEntry {
-    crate::raw::const_fn! {
+    crate::macros::const_fn! {
         fn new() -> WaitEntry {
             WaitEntry {
                 seq: AtomicUsize::new(0),
@@ -169,7 +169,7 @@ impl WaitEntry {
 }
 
 impl HeldEntry {
-    crate::raw::const_fn! {
+    crate::macros::const_fn! {
         #[allow(dead_code)]
         fn new() -> HeldEntry {
             HeldEntry {
@@ -184,7 +184,7 @@ impl HeldEntry {
 }
 
 impl ThreadSlot {
-    crate::raw::const_fn! {
+    crate::macros::const_fn! {
         /// A free slot.
         pub(crate) fn new() -> ThreadSlot {
             ThreadSlot {

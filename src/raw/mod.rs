@@ -17,16 +17,4 @@ pub(crate) mod poison;
 pub(crate) mod rwlock;
 pub(crate) mod shim;
 
-/// Emits `const fn` normally and a plain `fn` under `cfg(loom)`, whose atomics
-/// cannot be built in a const context.
-macro_rules! const_fn {
-    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident : $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
-        #[cfg(not(loom))]
-        $(#[$attr])*
-        $vis const fn $name($($arg: $ty),*) -> $ret $body
-        #[cfg(loom)]
-        $(#[$attr])*
-        $vis fn $name($($arg: $ty),*) -> $ret $body
-    };
-}
-pub(crate) use const_fn;
+pub(crate) use crate::macros::const_fn;
