@@ -472,6 +472,25 @@ mod tests {
     }
 
     #[test]
+    fn hand_overs_are_at_most_one_per_gap() {
+        let gap = HAND_OFF_EVERY * fair_ticks();
+        let unit = 1u64 << LastHandOff::SHIFT;
+        let last = LastHandOff::new();
+        let t0 = 1_000 * gap;
+        // None since the queue emptied: allowed.
+        assert!(last.allows(t0));
+        last.set(t0);
+        assert!(!last.allows(t0));
+        assert!(!last.allows(t0 + gap / 2));
+        assert!(last.allows(t0 + gap + unit));
+        // A stamp read as ahead of now (skew, or a wrap): allowed.
+        assert!(last.allows(t0 - 2 * unit));
+        // The queue emptied: allowed again at once.
+        last.clear();
+        assert!(last.allows(t0 + 1));
+    }
+
+    #[test]
     fn wake_tokens_carry_the_charge_tick() {
         let t = wake_token(123_456_789);
         assert_eq!(t.0 & 1, 0);
