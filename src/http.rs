@@ -441,7 +441,11 @@ fn serve_profile(kind: ProfileKind, query: &Query, stop: &Stop) -> Reply {
         let delta = snapshot(kind).delta(&earlier);
         return pprof_reply_with(&delta, &format!("{name}-delta"), symbolized(query));
     }
-    let profile = snapshot(kind);
+    profile_reply(&snapshot(kind), name, debug, query)
+}
+
+/// A profile as Go's text (`debug` not 0) or as pprof.
+fn profile_reply(profile: &Profile, name: &str, debug: i64, query: &Query) -> Reply {
     if debug != 0 {
         let mut body = Vec::new();
         if let Err(e) = profile.write_text(&mut body) {
@@ -450,7 +454,7 @@ fn serve_profile(kind: ProfileKind, query: &Query, stop: &Stop) -> Reply {
         return Response::from_data(body)
             .with_header(header("Content-Type", "text/plain; charset=utf-8"));
     }
-    pprof_reply_with(&profile, name, symbolized(query))
+    pprof_reply_with(profile, name, symbolized(query))
 }
 
 /// `GET /debug/pprof/waiting`: the threads waiting now, as pprof or (with
@@ -468,16 +472,7 @@ fn serve_waiting(query: &Query) -> Reply {
             "seconds parameter is not supported for this profile type",
         );
     }
-    let profile = profile::waiting();
-    if debug != 0 {
-        let mut body = Vec::new();
-        if let Err(e) = profile.write_text(&mut body) {
-            return text(500, &format!("could not write profile: {e}"));
-        }
-        return Response::from_data(body)
-            .with_header(header("Content-Type", "text/plain; charset=utf-8"));
-    }
-    pprof_reply_with(&profile, "waiting", symbolized(query))
+    profile_reply(&profile::waiting(), "waiting", debug, query)
 }
 
 /// `GET /debug/pprof/deadlocks`: the deadlock cycles found now, as text

@@ -16,30 +16,9 @@ use std::time::{Duration, Instant};
 use syncprof::profile::{self, EventKind, Record};
 use syncprof::{Condvar, Mutex};
 
-/// The profile and its rates are global: one test at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Both profiles at rate 1 / fraction 1 for the test, restored after.
-struct Rates(
-    u64,
-    u64,
-    #[allow(dead_code)] std::sync::MutexGuard<'static, ()>,
-);
-
-fn rates_on() -> Rates {
-    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let block = syncprof::block_rate();
-    syncprof::set_block_rate(1);
-    let fraction = syncprof::set_mutex_fraction(1);
-    Rates(block, fraction, serial)
-}
-
-impl Drop for Rates {
-    fn drop(&mut self) {
-        syncprof::set_block_rate(self.0);
-        syncprof::set_mutex_fraction(self.1);
-    }
-}
+#[path = "support/rates.rs"]
+mod rates;
+use rates::{Rates, SERIAL, same_site};
 
 /// The calling thread's voluntary context switches so far (Linux), else None.
 fn voluntary_switches() -> Option<u64> {
@@ -50,13 +29,8 @@ fn voluntary_switches() -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-fn same_site(record: &Record, site: &Location<'_>) -> bool {
-    record.lock_site().is_some_and(|s| {
-        s.file() == site.file() && s.line() == site.line() && s.column() == site.column()
-    })
-}
-
-fn total_secs(records: &[Record], site: &Location<'_>, kind: EventKind) -> f64 {
+/// The seconds of delay of the records of `kind` on the lock made at `site`.
+fn secs_of(records: &[Record], site: &Location<'_>, kind: EventKind) -> f64 {
     records
         .iter()
         .filter(|r| same_site(r, site) && r.event_kind() == Some(kind))
@@ -149,7 +123,7 @@ fn notify_while_held(
 
 #[test]
 fn waiters_notified_under_the_lock_sleep_until_the_unlock() {
-    let _rates = rates_on();
+    let _rates = Rates::on();
     for all in [true, false] {
         let (waited, _, _) = notify_while_held(
             3,
@@ -176,7 +150,7 @@ fn waiters_notified_under_the_lock_sleep_until_the_unlock() {
 
 #[test]
 fn requeued_waits_split_at_the_notification() {
-    let _rates = rates_on();
+    let _rates = Rates::on();
     let (block0, mutex0) = (profile::block(), profile::mutex());
     let (waited, mutex_site, cv_site) = notify_while_held(
         3,
@@ -188,7 +162,7 @@ fn requeued_waits_split_at_the_notification() {
     let blocks = blocks.records();
 
     let cv_measured: f64 = waited.iter().map(|w| w.before_notify.as_secs_f64()).sum();
-    let cv_recorded = total_secs(blocks, cv_site, EventKind::Condvar);
+    let cv_recorded = secs_of(blocks, cv_site, EventKind::Condvar);
     let ratio = cv_recorded / cv_measured;
     assert!(
         (0.85..=1.2).contains(&ratio),
@@ -196,7 +170,7 @@ fn requeued_waits_split_at_the_notification() {
     );
 
     let mutex_measured: f64 = waited.iter().map(|w| w.after_notify.as_secs_f64()).sum();
-    let mutex_recorded = total_secs(blocks, mutex_site, EventKind::Mutex);
+    let mutex_recorded = secs_of(blocks, mutex_site, EventKind::Mutex);
     let ratio = mutex_recorded / mutex_measured;
     assert!(
         (0.85..=1.2).contains(&ratio),
@@ -206,7 +180,7 @@ fn requeued_waits_split_at_the_notification() {
     // The notifier's unlock kept 3 waiters waiting ~150 ms each: Go's rule
     // charges the head's wait plus the mean wait of the 2 others.
     let charges = profile::mutex().delta(&mutex0);
-    let charged = total_secs(charges.records(), mutex_site, EventKind::Mutex);
+    let charged = secs_of(charges.records(), mutex_site, EventKind::Mutex);
     let ratio = charged / mutex_measured;
     assert!(
         (0.85..=1.2).contains(&ratio),

@@ -20,46 +20,11 @@ use syncprof::Mutex;
 use syncprof::labels::{self, Labels};
 use syncprof::profile::{self, EventKind, Profile, Record, Value};
 
-/// Serialises the tests of this file (the profile, its rates and the
-/// label-set cap are global).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Turns both profiles on at rate 1 / fraction 1 for the test, restores the
-/// previous rates when dropped.
-struct Rates {
-    block: u64,
-    fraction: u64,
-    _serial: std::sync::MutexGuard<'static, ()>,
-}
-
-impl Rates {
-    fn on() -> Rates {
-        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let block = syncprof::block_rate();
-        syncprof::set_block_rate(1);
-        let fraction = syncprof::set_mutex_fraction(1);
-        Rates {
-            block,
-            fraction,
-            _serial: serial,
-        }
-    }
-}
-
-impl Drop for Rates {
-    fn drop(&mut self) {
-        syncprof::set_block_rate(self.block);
-        syncprof::set_mutex_fraction(self.fraction);
-    }
-}
+#[path = "support/rates.rs"]
+mod rates;
+use rates::{Rates, same_site};
 
 type Site = &'static Location<'static>;
-
-fn same_site(record: &Record, site: Site) -> bool {
-    record.lock_site().is_some_and(|s| {
-        s.file() == site.file() && s.line() == site.line() && s.column() == site.column()
-    })
-}
 
 fn mine(window: &Profile, site: Site) -> Vec<Record> {
     window

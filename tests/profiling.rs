@@ -7,58 +7,12 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use syncprof::profile::{self, EventKind, Profile, Record};
+use syncprof::profile::{self, EventKind, Record};
 use syncprof::{Barrier, Condvar, Mutex, RwLock};
 
-/// Serialises the tests of this file (the profile and its rates are global).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Turns both profiles on at rate 1 / fraction 1 for the test, restores the
-/// previous rates when dropped.
-struct Rates {
-    block: u64,
-    fraction: u64,
-    _serial: std::sync::MutexGuard<'static, ()>,
-}
-
-impl Rates {
-    fn on() -> Rates {
-        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let block = syncprof::block_rate();
-        syncprof::set_block_rate(1);
-        let fraction = syncprof::set_mutex_fraction(1);
-        Rates {
-            block,
-            fraction,
-            _serial: serial,
-        }
-    }
-}
-
-impl Drop for Rates {
-    fn drop(&mut self) {
-        syncprof::set_block_rate(self.block);
-        syncprof::set_mutex_fraction(self.fraction);
-    }
-}
-
-fn same_site(record: &Record, site: &Location<'_>) -> bool {
-    record.lock_site().is_some_and(|s| {
-        s.file() == site.file() && s.line() == site.line() && s.column() == site.column()
-    })
-}
-
-fn mine<'p>(window: &'p Profile, site: &Location<'_>) -> Vec<&'p Record> {
-    window
-        .records()
-        .iter()
-        .filter(|r| same_site(r, site))
-        .collect()
-}
-
-fn total_secs(records: &[&Record]) -> f64 {
-    records.iter().map(|r| r.delay().as_secs_f64()).sum()
-}
+#[path = "support/rates.rs"]
+mod rates;
+use rates::{Rates, mine, total_secs};
 
 /// Every symbol name (inlined frames first) at each address of the stack.
 fn frames(record: &Record) -> Vec<Vec<String>> {

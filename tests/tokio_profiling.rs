@@ -8,56 +8,13 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use syncprof::profile::{self, EventKind, Profile, Record};
+use syncprof::profile::{self, EventKind, Record};
 
-/// Serialises the tests of this file (the profile and its rates are global).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Both profiles on at rate 1 / fraction 1; previous rates restored on drop.
-struct Rates {
-    block: u64,
-    fraction: u64,
-    _serial: std::sync::MutexGuard<'static, ()>,
-}
-
-impl Rates {
-    fn on() -> Rates {
-        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let block = syncprof::block_rate();
-        syncprof::set_block_rate(1);
-        let fraction = syncprof::set_mutex_fraction(1);
-        Rates {
-            block,
-            fraction,
-            _serial: serial,
-        }
-    }
-}
-
-impl Drop for Rates {
-    fn drop(&mut self) {
-        syncprof::set_block_rate(self.block);
-        syncprof::set_mutex_fraction(self.fraction);
-    }
-}
+#[path = "support/rates.rs"]
+mod rates;
+use rates::{Rates, mine, total_secs};
 
 type Site = &'static Location<'static>;
-
-fn mine(window: &Profile, site: Site) -> Vec<&Record> {
-    window
-        .records()
-        .iter()
-        .filter(|r| {
-            r.lock_site().is_some_and(|s| {
-                s.file() == site.file() && s.line() == site.line() && s.column() == site.column()
-            })
-        })
-        .collect()
-}
-
-fn total_secs(records: &[&Record]) -> f64 {
-    records.iter().map(|r| r.delay().as_secs_f64()).sum()
-}
 
 fn frames(record: &Record) -> Vec<String> {
     let mut names = Vec::new();

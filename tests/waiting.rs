@@ -14,37 +14,9 @@ use std::time::{Duration, Instant};
 use syncprof::profile::{self, EventKind, Profile, Record};
 use syncprof::{Condvar, Mutex, RwLock};
 
-/// Serialises the tests of this file (rates and the view are global).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Sets both rates for the test; restores them when dropped.
-struct Rates {
-    block: u64,
-    fraction: u64,
-    _serial: std::sync::MutexGuard<'static, ()>,
-}
-
-impl Rates {
-    fn set(on: bool) -> Rates {
-        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let block = syncprof::block_rate();
-        syncprof::set_block_rate(u64::from(on));
-        let fraction = syncprof::set_mutex_fraction(u64::from(on));
-        syncprof::set_waiting(true);
-        Rates {
-            block,
-            fraction,
-            _serial: serial,
-        }
-    }
-}
-
-impl Drop for Rates {
-    fn drop(&mut self) {
-        syncprof::set_block_rate(self.block);
-        syncprof::set_mutex_fraction(self.fraction);
-    }
-}
+#[path = "support/rates.rs"]
+mod rates;
+use rates::Rates;
 
 /// `value` (primitives made in the argument) in an `Arc`, with the caller's
 /// location: the site the primitives record, as their `new` is
@@ -166,6 +138,7 @@ fn decode(profile: &Profile) -> (Vec<String>, Vec<Sample>) {
 /// lock.
 fn blocked_thread_shows(rates_on: bool) {
     let _rates = Rates::set(rates_on);
+    syncprof::set_waiting(true);
     let (site, lock) = here(Mutex::new(0u32));
     let held = lock.lock().unwrap();
     let name = format!("waiter-{rates_on}");
@@ -255,6 +228,7 @@ fn the_view_works_with_both_rates_off() {
 #[test]
 fn sixteen_blocked_threads_are_sixteen_samples() {
     let _rates = Rates::set(false);
+    syncprof::set_waiting(true);
     let (site, lock) = here(Mutex::new(()));
     let held = lock.lock().unwrap();
     let threads: Vec<_> = (0..16)
@@ -292,6 +266,7 @@ fn sixteen_blocked_threads_are_sixteen_samples() {
 #[test]
 fn the_view_can_be_turned_off() {
     let _rates = Rates::set(false);
+    syncprof::set_waiting(true);
     syncprof::set_waiting(false);
     let (site, lock) = here(Mutex::new(()));
     let held = lock.lock().unwrap();
@@ -317,6 +292,7 @@ fn the_view_can_be_turned_off() {
 #[test]
 fn condvar_rwlock_and_channel_waits_are_in_the_view() {
     let _rates = Rates::set(false);
+    syncprof::set_waiting(true);
     let (rw_site, rw) = here(RwLock::new(()));
     let (cv_site, pair) = here((Mutex::new(false), Condvar::new()));
     let (tx, rx) = syncprof::mpsc::channel::<()>();
@@ -377,6 +353,7 @@ fn condvar_rwlock_and_channel_waits_are_in_the_view() {
 #[test]
 fn churn_keeps_every_snapshot_whole() {
     let _rates = Rates::set(false);
+    syncprof::set_waiting(true);
     let (mutex_site, mutex) = here(Mutex::new(0u64));
     let (rw_site, rw) = here(RwLock::new(0u64));
     let stop = Arc::new(AtomicBool::new(false));

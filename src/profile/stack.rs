@@ -119,14 +119,11 @@ const UNWINDER: u8 = 2;
 /// decision; racing threads compute the same answer.
 static METHOD: AtomicU8 = AtomicU8::new(UNCHECKED);
 
-/// Captures the current thread's stack above `mark`, keeping at most `depth`
-/// (clamped to 1..=[`MAX_STACK_DEPTH`]) addresses.
-#[inline(never)]
-pub(crate) fn capture(mark: StackMark, depth: usize, out: &mut StackBuf) {
-    let depth = depth.clamp(1, MAX_STACK_DEPTH);
-    out.len = 0;
-    out.truncated = false;
-    let method = match METHOD.load(Relaxed) {
+/// How this process captures stacks ([`FRAME_POINTERS`] or [`UNWINDER`]),
+/// decided on first use. Never allocates.
+#[inline]
+fn method() -> u8 {
+    match METHOD.load(Relaxed) {
         UNCHECKED => {
             let method = if frame_pointer_walk_agrees() {
                 FRAME_POINTERS
@@ -137,7 +134,17 @@ pub(crate) fn capture(mark: StackMark, depth: usize, out: &mut StackBuf) {
             method
         }
         method => method,
-    };
+    }
+}
+
+/// Captures the current thread's stack above `mark`, keeping at most `depth`
+/// (clamped to 1..=[`MAX_STACK_DEPTH`]) addresses.
+#[inline(never)]
+pub(crate) fn capture(mark: StackMark, depth: usize, out: &mut StackBuf) {
+    let depth = depth.clamp(1, MAX_STACK_DEPTH);
+    out.len = 0;
+    out.truncated = false;
+    let method = method();
     if method == FRAME_POINTERS {
         // A mark of 0 keeps everything above this function.
         let mark = if mark.0 == 0 {
@@ -160,18 +167,7 @@ pub(crate) fn capture(mark: StackMark, depth: usize, out: &mut StackBuf) {
 pub(crate) fn capture_frame_pointers_only(mark: StackMark, depth: usize, out: &mut StackBuf) {
     out.len = 0;
     out.truncated = false;
-    let method = match METHOD.load(Relaxed) {
-        UNCHECKED => {
-            let method = if frame_pointer_walk_agrees() {
-                FRAME_POINTERS
-            } else {
-                UNWINDER
-            };
-            METHOD.store(method, Relaxed);
-            method
-        }
-        method => method,
-    };
+    let method = method();
     if method == FRAME_POINTERS {
         fp::walk(mark, depth.clamp(1, MAX_STACK_DEPTH), out);
     }
