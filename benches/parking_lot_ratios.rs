@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 // variant gains or loses by where the stack happened to put it.
 use crossbeam_utils::CachePadded;
 
+#[path = "support/harness.rs"]
+mod harness;
+use harness::{calibrate, median, paired, work};
+
 fn rounds() -> usize {
     if std::env::args().any(|a| a == "--quick") {
         3
@@ -43,28 +47,6 @@ impl Lock for syncprof::parking_lot::Mutex<u64> {
 fn profiling(on: bool) {
     syncprof::set_block_rate(u64::from(on));
     syncprof::set_mutex_fraction(u64::from(on));
-}
-
-/// The critical section's work (as benches/ratios.rs).
-#[inline(never)]
-fn work(iters: u64) -> u64 {
-    let mut x = 1u64;
-    for i in 0..iters {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
-    }
-    x
-}
-
-fn calibrate(target: Duration) -> u64 {
-    let probe = 2_000_000;
-    let per_step = (0..7)
-        .map(|_| {
-            let start = Instant::now();
-            black_box(work(black_box(probe)));
-            start.elapsed().as_secs_f64() / probe as f64
-        })
-        .fold(f64::INFINITY, f64::min);
-    ((target.as_secs_f64() / per_step) as u64).max(1)
 }
 
 /// Nanoseconds per uncontended lock+unlock.
@@ -132,11 +114,6 @@ fn read_heavy<R: Sync>(
     ops.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
-}
-
 /// Each variant once per round, rotating which goes first.
 fn interleaved(variants: &mut [&mut dyn FnMut() -> f64]) -> Vec<Vec<f64>> {
     let n = variants.len();
@@ -148,11 +125,6 @@ fn interleaved(variants: &mut [&mut dyn FnMut() -> f64]) -> Vec<Vec<f64>> {
         }
     }
     samples
-}
-
-/// Median over rounds of `a[r] / b[r]`.
-fn paired(a: &[f64], b: &[f64]) -> f64 {
-    median(a.iter().zip(b).map(|(a, b)| a / b).collect())
 }
 
 fn main() {

@@ -14,6 +14,10 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "support/harness.rs"]
+mod harness;
+use harness::{calibrate, paired, work};
+
 /// Rounds per comparison (each variant once per round, interleaved).
 fn rounds() -> usize {
     if std::env::args().any(|a| a == "--quick") {
@@ -77,30 +81,6 @@ impl Profiling {
         syncprof::set_block_rate(rate);
         syncprof::set_mutex_fraction(fraction);
     }
-}
-
-/// Steps of a dependent multiply-add chain: the critical section's work,
-/// the same as Go's in benches/go/contention.go.
-#[inline(never)]
-fn work(iters: u64) -> u64 {
-    let mut x = 1u64;
-    for i in 0..iters {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
-    }
-    x
-}
-
-/// Work steps that take about `target`: the fastest of several probes.
-fn calibrate(target: Duration) -> u64 {
-    let probe = 2_000_000;
-    let per_step = (0..7)
-        .map(|_| {
-            let start = Instant::now();
-            black_box(work(black_box(probe)));
-            start.elapsed().as_secs_f64() / probe as f64
-        })
-        .fold(f64::INFINITY, f64::min);
-    ((target.as_secs_f64() / per_step) as u64).max(1)
 }
 
 /// Nanoseconds per uncontended lock+unlock.
@@ -332,12 +312,6 @@ fn interleaved(variants: &mut [(&str, &mut dyn FnMut() -> f64)]) -> Vec<Vec<f64>
         }
     }
     samples
-}
-
-/// The median over rounds of `a[r] / b[r]`: each ratio compares two runs made
-/// close together, so drift in the machine's speed cancels out.
-fn paired(a: &[f64], b: &[f64]) -> f64 {
-    stats(a.iter().zip(b).map(|(a, b)| a / b).collect()).1
 }
 
 /// Builds Go's workload once; `None` when `go` is missing.

@@ -11,6 +11,10 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "support/harness.rs"]
+mod harness;
+use harness::{calibrate, work};
+
 fn rounds() -> usize {
     if std::env::args().any(|a| a == "--quick") {
         3
@@ -22,29 +26,6 @@ fn rounds() -> usize {
 fn profiling(on: bool) {
     syncprof::set_block_rate(u64::from(on));
     syncprof::set_mutex_fraction(u64::from(on));
-}
-
-#[inline(never)]
-fn work(iters: u64) -> u64 {
-    let mut x = 1u64;
-    for i in 0..iters {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
-    }
-    x
-}
-
-/// Work steps that take about `target`.
-fn calibrate(target: Duration) -> u64 {
-    let probe = 2_000_000;
-    let best = (0..5)
-        .map(|_| {
-            let t = Instant::now();
-            black_box(work(black_box(probe)));
-            t.elapsed()
-        })
-        .min()
-        .unwrap();
-    ((probe as f64) * target.as_secs_f64() / best.as_secs_f64()).max(1.0) as u64
 }
 
 fn current_thread() -> tokio::runtime::Runtime {
