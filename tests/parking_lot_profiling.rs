@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use syncprof::parking_lot::{Condvar, FairMutex, Mutex, MutexGuard, RwLock};
+use syncprof::parking_lot::{Condvar, FairMutex, Mutex, MutexGuard, Once, OnceState, RwLock};
 use syncprof::profile::{self, EventKind, Record};
 
 #[path = "support/rates.rs"]
@@ -342,4 +342,94 @@ fn a_lock_api_lock_records_with_the_fixed_label() {
             .is_some_and(|s| s.file().ends_with("src/parking_lot/raw.rs"))),
         "no record labelled with the lock_api site"
     );
+}
+
+#[track_caller]
+fn new_once() -> (Arc<Once>, Site) {
+    (Arc::new(Once::new()), Location::caller())
+}
+
+fn wait_for_initialisation(once: &Once, ran: &std::sync::atomic::AtomicUsize) -> Duration {
+    let start = Instant::now();
+    once.call_once(|| {
+        ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+    std::hint::black_box(start.elapsed())
+}
+
+#[test]
+fn callers_that_wait_for_an_initialisation_are_recorded() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let _rates = Rates::on();
+    let block0 = profile::block();
+    let (once, site) = new_once();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let (o, r) = (Arc::clone(&once), Arc::clone(&ran));
+    let initialiser = thread::spawn(move || {
+        o.call_once(|| {
+            r.fetch_add(1, Relaxed);
+            thread::sleep(Duration::from_millis(250));
+        })
+    });
+    while once.state() != OnceState::InProgress {
+        thread::yield_now();
+    }
+    let waiters: Vec<_> = (0..3)
+        .map(|_| {
+            let (o, r) = (Arc::clone(&once), Arc::clone(&ran));
+            thread::spawn(move || wait_for_initialisation(&o, &r))
+        })
+        .collect();
+    let waited: f64 = waiters
+        .into_iter()
+        .map(|w| w.join().unwrap().as_secs_f64())
+        .sum();
+    initialiser.join().unwrap();
+    assert_eq!(ran.load(Relaxed), 1);
+    assert!(once.state().done());
+
+    // A completed `Once` records nothing more.
+    let after = profile::block();
+    wait_for_initialisation(&once, &ran);
+    once.wait();
+    assert!(mine(&profile::block().delta(&after), site).is_empty());
+
+    let blocks = profile::block().delta(&block0);
+    let blocks = mine(&blocks, site);
+    assert!(!blocks.is_empty(), "no once wait recorded");
+    let count: f64 = blocks.iter().map(|r| r.count()).sum();
+    assert_eq!(count, 3.0, "{blocks:#?}");
+    for record in &blocks {
+        assert_eq!(record.event_kind(), Some(EventKind::Once));
+        assert!(stack_mentions(record, "wait_for_initialisation"));
+        check_stack(record);
+    }
+    let ratio = total_secs(&blocks) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "block delay / wait = {ratio}");
+}
+
+fn wait_for_completion(once: &Once) -> Duration {
+    let start = Instant::now();
+    once.wait();
+    std::hint::black_box(start.elapsed())
+}
+
+#[test]
+fn a_blocking_once_wait_is_recorded() {
+    let _rates = Rates::on();
+    let block0 = profile::block();
+    let (once, site) = new_once();
+    let o = Arc::clone(&once);
+    let waiter = thread::spawn(move || wait_for_completion(&o));
+    thread::sleep(Duration::from_millis(200));
+    once.call_once(|| {});
+    let waited = waiter.join().unwrap().as_secs_f64();
+
+    let blocks = profile::block().delta(&block0);
+    let blocks = mine(&blocks, site);
+    assert_eq!(blocks.len(), 1, "{blocks:#?}");
+    assert_eq!(blocks[0].event_kind(), Some(EventKind::Once));
+    assert!(stack_mentions(blocks[0], "wait_for_completion"));
+    let ratio = total_secs(&blocks) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "block delay / wait = {ratio}");
 }

@@ -94,8 +94,13 @@
 //! - `Condvar` notifications requeue waiters onto a held mutex, as
 //!   parking_lot's do; each waiter's mutex wait is still recorded as a mutex
 //!   wait of its own, from the notification.
-//! - [`Once`] is `std`'s `Once` with parking_lot's API; it is not recorded.
-//! - `arc_lock`, `serde`, `owning_ref`, `send_guard` and
+//! - [`Once`] is `std`'s `Once` with parking_lot's API and a creation site; a
+//!   caller that blocks for another thread's initialisation is a block event
+//!   of kind `once`.
+//! - `arc_lock` (feature `arc_lock`, as parking_lot's): the guards hold an
+//!   `Arc` of the `lock_api` lock inside the wrapper, so
+//!   `ArcMutexGuard::mutex` returns `&Arc<lock_api::Mutex<RawMutex, T>>`.
+//! - `serde`, `owning_ref`, `send_guard` and
 //!   `deadlock_detection` (parking_lot features) are not offered.
 
 /// The impls every lock wrapper shares: `Deref`/`DerefMut` to the
@@ -149,6 +154,8 @@ macro_rules! wrapper_impls {
     };
 }
 
+#[cfg(feature = "arc_lock")]
+mod arc;
 mod condvar;
 mod mutex;
 mod once;
@@ -171,3 +178,12 @@ pub use rwlock::{
 };
 
 pub use ::lock_api;
+
+/// The guards of the `arc_lock` methods (`lock_arc`, `read_arc`, …):
+/// `lock_api`'s, as parking_lot re-exports them.
+#[cfg(feature = "arc_lock")]
+#[cfg_attr(docsrs, doc(cfg(feature = "arc_lock")))]
+pub use ::lock_api::{
+    ArcMutexGuard, ArcReentrantMutexGuard, ArcRwLockReadGuard, ArcRwLockUpgradableReadGuard,
+    ArcRwLockWriteGuard,
+};

@@ -1,7 +1,13 @@
-//! [`Once`] and [`OnceState`]: parking_lot 0.13's API over `std`'s `Once`.
+//! [`Once`] and [`OnceState`]: parking_lot 0.13's API over `std`'s `Once`,
+//! recording a caller that waits for another thread's initialisation.
 
+use core::cell::Cell;
 use core::fmt;
+use core::hint::black_box;
+use core::panic::Location;
 use core::sync::atomic::{AtomicU8, Ordering};
+
+use crate::profile::{self, BlockStart, EventKind, LockSite, StackMark};
 
 /// The state of a [`Once`] (parking_lot's `OnceState`).
 #[derive(Copy, Clone, Eq, PartialEq, Debug)]
@@ -51,8 +57,12 @@ const POISONED: u8 = 3;
 /// `call_once_force`, `state`, `wait`.
 ///
 /// Built on [`std::sync::Once`] plus a state byte for [`state`](Self::state)
-/// and [`new_completed`](Self::new_completed); not recorded (a `Once` waits
-/// only while one initialisation runs, as `crate::Once` which is std's).
+/// and [`new_completed`](Self::new_completed). A caller that finds another
+/// thread's initialisation running, and so blocks until it ends, is one
+/// block-profile event of kind `once`, labelled with the `Once`'s creation
+/// site (as are [`wait`](Self::wait) calls that block); it shows in the
+/// waiting view while it waits. A call that finds the `Once` completed costs
+/// one atomic load, as parking_lot's.
 ///
 /// # Examples
 ///
@@ -68,24 +78,31 @@ pub struct Once {
     /// NEW, IN_PROGRESS, DONE or POISONED; Release when DONE is stored,
     /// Acquire when it is read (it publishes the initialisation).
     state: AtomicU8,
+    /// Where the `Once` was created: the `lock` label of its waits.
+    site: LockSite,
 }
 
 impl Once {
-    /// A new `Once`.
+    /// A new `Once`, labelled with the caller's location (usable in a
+    /// `static`).
+    #[track_caller]
     #[inline]
     pub const fn new() -> Once {
         Once {
             inner: std::sync::Once::new(),
             state: AtomicU8::new(NEW),
+            site: Location::caller(),
         }
     }
 
     /// A `Once` whose initialisation has already completed.
+    #[track_caller]
     #[inline]
     pub const fn new_completed() -> Once {
         Once {
             inner: std::sync::Once::new(),
             state: AtomicU8::new(DONE),
+            site: Location::caller(),
         }
     }
 
@@ -117,7 +134,7 @@ impl Once {
     #[allow(clippy::incompatible_msrv)]
     pub fn wait(&self) {
         if !self.is_completed() {
-            self.inner.wait();
+            self.wait_slow(false);
         }
     }
 
@@ -126,8 +143,24 @@ impl Once {
     #[allow(clippy::incompatible_msrv)]
     pub fn wait_force(&self) {
         if !self.is_completed() {
-            self.inner.wait_force();
+            self.wait_slow(true);
         }
+    }
+
+    /// `wait` or `wait_force` on a `Once` not completed yet: a recorded wait.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::incompatible_msrv)]
+    fn wait_slow(&self, force: bool) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        let wait = self.begin_wait(mark);
+        if force {
+            self.inner.wait_force();
+        } else {
+            self.inner.wait();
+        }
+        self.end_wait(wait, mark);
     }
 
     /// Runs `f` if no initialisation completed yet, once across threads;
@@ -141,7 +174,23 @@ impl Once {
         if self.is_completed() {
             return;
         }
-        self.inner.call_once(|| self.run(f));
+        self.call_once_slow(f);
+    }
+
+    /// `call_once` on a `Once` not completed yet.
+    #[cold]
+    #[inline(never)]
+    fn call_once_slow<F: FnOnce()>(&self, f: F) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        let wait = Cell::new(self.wait_if_in_progress(mark));
+        self.inner.call_once(|| {
+            // Ours runs: the one running before us panicked (std then
+            // poisons and panics here instead) or it was not running.
+            self.end_wait(wait.take(), mark);
+            self.run(f);
+        });
+        self.end_wait(wait.take(), mark);
     }
 
     /// As [`call_once`](Self::call_once), running `f` even if the `Once`
@@ -151,7 +200,19 @@ impl Once {
         if self.is_completed() {
             return;
         }
+        self.call_once_force_slow(f);
+    }
+
+    /// `call_once_force` on a `Once` not completed yet.
+    #[cold]
+    #[inline(never)]
+    fn call_once_force_slow<F: FnOnce(OnceState)>(&self, f: F) {
+        let mark = 0u8;
+        let mark = StackMark::of(black_box(&mark));
+        let wait = Cell::new(self.wait_if_in_progress(mark));
         self.inner.call_once_force(|state| {
+            // Ours runs after a panicked one we waited for: that wait ends.
+            self.end_wait(wait.take(), mark);
             let state = if state.is_poisoned() {
                 OnceState::Poisoned
             } else {
@@ -159,6 +220,31 @@ impl Once {
             };
             self.run(|| f(state));
         });
+        self.end_wait(wait.take(), mark);
+    }
+
+    /// Starts a recorded wait if another thread's initialisation is running
+    /// (this caller will block until it ends). A caller that arrives in the
+    /// instant between that thread's start and its state store is not
+    /// recorded.
+    #[inline]
+    fn wait_if_in_progress(&self, mark: StackMark) -> Option<BlockStart> {
+        (self.state.load(Ordering::Relaxed) == IN_PROGRESS)
+            .then(|| self.begin_wait(mark))
+            .flatten()
+    }
+
+    #[inline]
+    fn begin_wait(&self, mark: StackMark) -> Option<BlockStart> {
+        let key = core::ptr::from_ref(self) as usize;
+        profile::begin_blocking(EventKind::Once, Some(self.site), key, mark)
+    }
+
+    #[inline]
+    fn end_wait(&self, wait: Option<BlockStart>, mark: StackMark) {
+        if let Some(start) = wait {
+            profile::end_blocking(start, EventKind::Once, Some(self.site), mark);
+        }
     }
 
     /// Runs an initialisation, keeping the state byte.
@@ -178,6 +264,8 @@ impl Once {
 }
 
 impl Default for Once {
+    /// A new `Once`, labelled with the caller's location.
+    #[track_caller]
     #[inline]
     fn default() -> Once {
         Once::new()

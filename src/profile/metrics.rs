@@ -59,7 +59,7 @@ static BOUNDS_TICKS: OnceLock<[u64; BOUNDS_SECONDS.len()]> = OnceLock::new();
 /// One `lock="other"` series per kind, for sites past the cap and for waits
 /// with no known site.
 /// Indexed by `EventKind as usize`: every kind, in declaration order.
-static OTHER: [Series; 15] = [
+static OTHER: [Series; 16] = [
     Series::new(None, EventKind::Mutex),
     Series::new(None, EventKind::RwLockRead),
     Series::new(None, EventKind::RwLockWrite),
@@ -75,6 +75,7 @@ static OTHER: [Series; 15] = [
     Series::new(None, EventKind::AsyncBarrier),
     Series::new(None, EventKind::AsyncChanSend),
     Series::new(None, EventKind::AsyncChanRecv),
+    Series::new(None, EventKind::Once),
 ];
 
 /// The totals of one (site, kind). Every field is a relaxed counter: each

@@ -118,13 +118,17 @@ pub enum EventKind {
     AsyncChanSend = 13,
     /// A `syncprof::tokio::sync::mpsc` receive on an empty channel.
     AsyncChanRecv = 14,
+    /// `syncprof::parking_lot::Once::call_once*` (or `wait*`) waiting for
+    /// another thread's initialisation to finish.
+    Once = 15,
 }
 
 impl EventKind {
     /// The label value: `mutex`, `rwlock_read`, `rwlock_write`, `condvar`,
     /// `barrier`, `chan_send`, `chan_recv`, and for the async primitives
     /// `async_mutex`, `async_rwlock_read`, `async_rwlock_write`, `semaphore`,
-    /// `notify`, `async_barrier`, `async_chan_send`, `async_chan_recv`.
+    /// `notify`, `async_barrier`, `async_chan_send`, `async_chan_recv`, and
+    /// `once` for the parking_lot face's `Once`.
     pub fn label(self) -> &'static str {
         match self {
             EventKind::Mutex => "mutex",
@@ -142,6 +146,7 @@ impl EventKind {
             EventKind::AsyncBarrier => "async_barrier",
             EventKind::AsyncChanSend => "async_chan_send",
             EventKind::AsyncChanRecv => "async_chan_recv",
+            EventKind::Once => "once",
         }
     }
 }

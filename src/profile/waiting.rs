@@ -465,6 +465,7 @@ fn event_kind(index: usize) -> Option<EventKind> {
         AsyncBarrier,
         AsyncChanSend,
         AsyncChanRecv,
+        Once,
     ]
     .get(index)
     .copied()
