@@ -591,7 +591,9 @@ fn locations(
         }
         // At an equal address the later row wins.
         previous = (!row.end_sequence()).then(|| {
-            let line = row.line().map_or(0, |l| u32::try_from(l.get()).unwrap_or(0));
+            let line = row
+                .line()
+                .map_or(0, |l| u32::try_from(l.get()).unwrap_or(0));
             (addr, row.file_index(), line)
         });
     }
@@ -757,13 +759,17 @@ impl<'d> Symtab<'d> {
         ) -> Vec<(u64, u64, &'d [u8])> {
             symbols
                 .filter(|s| {
-                    matches!(s.kind(), object::SymbolKind::Text | object::SymbolKind::Data)
-                        && !s.is_undefined()
+                    matches!(
+                        s.kind(),
+                        object::SymbolKind::Text | object::SymbolKind::Data
+                    ) && !s.is_undefined()
                 })
                 .filter_map(|s| Some((s.address(), s.size(), s.name_bytes().ok()?)))
                 .collect()
         }
-        let mut symbols = debug.map(|debug| collect(debug.symbols())).unwrap_or_default();
+        let mut symbols = debug
+            .map(|debug| collect(debug.symbols()))
+            .unwrap_or_default();
         if symbols.is_empty() {
             symbols = collect(object.symbols());
         }
