@@ -187,11 +187,23 @@ impl Drop for Mapped {
     }
 }
 
+/// (demangled name, raw name).
+type NamePair = (Arc<str>, Arc<str>);
+
+/// One frame as DWARF gives it.
+struct DwarfFrame {
+    /// `None`: the symbol table's name.
+    name: Option<NamePair>,
+    file: Arc<str>,
+    line: u32,
+    decl_line: u32,
+}
+
 /// What DWARF gave for one probe.
 #[derive(Default)]
 struct Found {
-    /// Innermost first; a frame without a name takes the symbol table's.
-    frames: Vec<(Option<(Arc<str>, Arc<str>)>, Arc<str>, u32, u32)>,
+    /// Innermost first.
+    frames: Vec<DwarfFrame>,
     done: bool,
 }
 
@@ -233,17 +245,17 @@ fn resolve_in_file(
             continue;
         }
         out[i].from_debug_info = true;
-        for (name, file, line, decl_line) in found.frames {
-            let (name, system_name) = match name.or_else(|| from_symtab(names)) {
+        for frame in found.frames {
+            let (name, system_name) = match frame.name.or_else(|| from_symtab(names)) {
                 Some(pair) => pair,
                 None => (names.empty(), names.empty()),
             };
             out[i].frames.push(RawFrame {
                 name,
                 system_name,
-                file,
-                line,
-                decl_line,
+                file: frame.file,
+                line: frame.line,
+                decl_line: frame.decl_line,
             });
         }
     }
@@ -390,8 +402,7 @@ fn resolve_in_unit<'d>(
                 .or_insert_with(|| render_file(unit, index, names)),
         )
     };
-    let mut described: Vec<Option<(Option<(Arc<str>, Arc<str>)>, u32)>> =
-        scopes.iter().map(|_| None).collect();
+    let mut described: Vec<Option<(Option<NamePair>, u32)>> = scopes.iter().map(|_| None).collect();
     for (j, &k) in todo.iter().enumerate() {
         let (mut file_index, mut line) = match locations[j] {
             Some((file, line)) => (Some(file), line),
@@ -403,7 +414,12 @@ fn resolve_in_unit<'d>(
                 continue; // Maybe another unit knows it.
             }
             let file = file(file_index, names);
-            found.frames.push((None, file, line, 0));
+            found.frames.push(DwarfFrame {
+                name: None,
+                file,
+                line,
+                decl_line: 0,
+            });
         }
         for &s in chains[j].iter().rev() {
             let scope = &scopes[s];
@@ -414,7 +430,12 @@ fn resolve_in_unit<'d>(
                 })
                 .clone();
             let file = file(file_index, names);
-            found.frames.push((name, file, line, decl_line));
+            found.frames.push(DwarfFrame {
+                name,
+                file,
+                line,
+                decl_line,
+            });
             (file_index, line) = (scope.call_file, scope.call_line);
         }
         found.done = true;
@@ -478,11 +499,11 @@ fn scopes<'d>(
                     scope.origin = Some(value);
                 }
                 (gimli::DW_AT_decl_line, value) => scope.decl_line = line_number(value),
-                (gimli::DW_AT_call_file, AttributeValue::FileIndex(index)) => {
-                    // DWARF 5 numbers files from 0; before, 0 is "none".
-                    if index > 0 || unit.header.version() >= 5 {
-                        scope.call_file = Some(index);
-                    }
+                // DWARF 5 numbers files from 0; before, 0 is "none".
+                (gimli::DW_AT_call_file, AttributeValue::FileIndex(index))
+                    if index > 0 || unit.header.version() >= 5 =>
+                {
+                    scope.call_file = Some(index);
                 }
                 (gimli::DW_AT_call_line, value) => scope.call_line = line_number(value),
                 _ => {}
@@ -670,14 +691,16 @@ impl<'d> OtherUnits<'d> {
             starts
         });
         let start = *starts.get(starts.partition_point(|&s| s <= target.0).checked_sub(1)?)?;
-        if !self.parsed.contains_key(&start) {
-            let header = dwarf
-                .debug_info
-                .header_from_offset(gimli::DebugInfoOffset(start))
-                .ok()?;
-            self.parsed.insert(start, dwarf.unit(header).ok()?);
-        }
-        let unit = self.parsed.get(&start)?;
+        let unit = match self.parsed.entry(start) {
+            std::collections::hash_map::Entry::Occupied(parsed) => parsed.into_mut(),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                let header = dwarf
+                    .debug_info
+                    .header_from_offset(gimli::DebugInfoOffset(start))
+                    .ok()?;
+                slot.insert(dwarf.unit(header).ok()?)
+            }
+        };
         Some((unit, target.to_unit_offset(&unit.header)?))
     }
 }
