@@ -7,7 +7,11 @@
 //! profile spread over the whole executable and reports its anonymous RSS
 //! (`RssAnon` in `/proc/self/status`) before, at the peak of and after the
 //! first export. CI runs it in release (`debug = 1`, as production builds
-//! with line tables) as well as in the test profile.
+//! with line tables) as well as in the test profile. Both peak and held
+//! memory must stay within 16 MiB; measured on the 2-core development VM,
+//! release: peak +10 MiB, held +8 MiB; test profile: +7 MiB. The first and
+//! warm export times are printed, not asserted (too noisy on a shared
+//! 2-core machine): `benches/export.rs` measures them.
 //!
 //! The unsymbolized test hands `go tool pprof` the profile and the binary and
 //! checks it prints the function names of the symbolized export.
@@ -104,10 +108,11 @@ fn use_large_dependencies() -> usize {
 #[test]
 #[ignore = "the child process of first_export_adds_at_most_16_mib_of_anonymous_memory"]
 fn measure_in_child_process() {
-    assert!(
-        std::env::var_os(CHILD).is_some(),
-        "run by the memory test only"
-    );
+    if std::env::var_os(CHILD).is_none() {
+        // Run by `--include-ignored`: it measures only in a process of its own.
+        eprintln!("measure_in_child_process: run by the memory test only; nothing to do here");
+        return;
+    }
     assert_eq!(use_large_dependencies(), 3);
     let profile = big_profile();
     // Warm everything that is not symbolization: the encoder, gzip, maps.
@@ -148,8 +153,6 @@ fn measure_in_child_process() {
 }
 
 #[test]
-#[ignore = "goal not met yet: the first export of this release binary keeps ~+27 MiB (the resolved \
-            frames' long names); run with --ignored --release to measure"]
 fn first_export_adds_at_most_16_mib_of_anonymous_memory() {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([

@@ -3,17 +3,30 @@
 //! the same way; Go's `runtime/pprof/proto.go` caches per PC in its
 //! `profileBuilder`).
 //!
-//! Memory held between exports: the resolved frames of every address seen
-//! (names and files interned, shared between addresses), start lines by
-//! function entry, and build ids by file; never the parsed debug info, which
-//! is loaded for the addresses an export has not seen yet and dropped again
-//! (see [`resolve_bounded`]).
-//!
-//! Names, files and lines come from `backtrace::resolve`, which reads DWARF
-//! (expanding inlined frames, innermost first) and falls back to the ELF
-//! symbol table for code without debug info. The function's entry address,
-//! for Go's `function+0xoffset` text, comes from the unwind tables
+//! Names, files, lines and inlined frames (innermost first) come from the
+//! DWARF of the ELF files mapped into the process, read by
+//! [`debuginfo`]; code without debug info is named from the symbol table.
+//! Names are demangled without their hash suffix. The function's entry
+//! address, for Go's `function+0xoffset` text, comes from the unwind tables
 //! (`_Unwind_FindEnclosingFunction`), which every Rust binary carries.
+//!
+//! # Memory and time
+//!
+//! Held between exports: the resolved frames of every address seen (names
+//! and files interned, shared between addresses and functions) and the
+//! build ids by file; never debug info. An export whose addresses are all
+//! cached reads no file. One with new addresses maps each file that holds
+//! some read-only (page cache, not anonymous memory), resolves all of its
+//! new addresses in one walk, one compile unit at a time, and unmaps it:
+//! the transient anonymous memory is one unit's worth plus the batch's
+//! frames. Measured (`tests/symbolize_memory.rs`: a 22 MiB release binary
+//! with `debug = 1` linking regex and serde_json, 1000 stacks x 30 frames
+//! over 3000 addresses spread over the whole binary): the first export
+//! takes ~0.1 s, peaks at +10 MiB of anonymous memory and keeps +8 MiB
+//! (about 4 MiB of it the cache of 3000 addresses, ~5600 distinct
+//! functions, the rest freed heap not yet reused). Reading the same with
+//! `backtrace::resolve`, whose `addr2line::Context` keeps every unit it
+//! parsed, took 0.3-0.45 s, peaked at +59 MiB and kept +28 MiB.
 //!
 //! Mappings come from `/proc/self/maps` (executable entries), each with the
 //! GNU build id read from its ELF file's `PT_NOTE` segments.
@@ -33,9 +46,9 @@ pub(crate) struct FunctionInfo {
     pub(crate) system_name: Arc<str>,
     /// Source file, empty when unknown.
     pub(crate) file: Arc<str>,
-    /// Line of the function's first instruction (its `fn` line), 0 when
-    /// unknown (always for inlined frames: `backtrace` does not expose
-    /// `DW_AT_decl_line`).
+    /// The function's declaration line (`DW_AT_decl_line`: its `fn` line),
+    /// inlined functions included; 0 when unknown (names from the symbol
+    /// table).
     pub(crate) start_line: u32,
 }
 
@@ -121,13 +134,13 @@ struct Cache {
 }
 
 /// The symbol cache. Protects only the maps; held for lookups and
-/// insertions, never while resolving (`backtrace` has its own lock). A plain
-/// std mutex: the profiler never uses a syncprof primitive.
+/// insertions, never while resolving. A plain std mutex: the profiler never
+/// uses a syncprof primitive.
 static CACHE: StdMutex<Option<Cache>> = StdMutex::new(None);
 
-/// Function start lines by entry address (the line of the entry
-/// instruction), so each function is resolved once. Protected like [`CACHE`].
-static START_LINES: StdMutex<Option<HashMap<usize, u32>>> = StdMutex::new(None);
+/// Serialises resolving, so that concurrent exports do not read the debug
+/// info twice at once (the second then finds the first's frames cached).
+static RESOLVING: StdMutex<()> = StdMutex::new(());
 
 /// Symbolizes return addresses: for each, the frames of the call instruction
 /// (`addr - 1`). Cached across calls; equal functions share one `Arc`.
@@ -151,21 +164,37 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> AddrMap<Arc<S
     if missing.is_empty() {
         return found;
     }
-    let resolved = resolve_bounded(missing);
+    missing.sort_unstable();
+    missing.dedup();
+    let _resolving = RESOLVING.lock().unwrap_or_else(|e| e.into_inner());
+    {
+        // Another export may have resolved some meanwhile.
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        let cache = cache.get_or_insert_with(Cache::default);
+        missing.retain(|&addr| match cache.symbols.get(&addr) {
+            Some(symbols) => {
+                found.insert(addr, Arc::clone(symbols));
+                false
+            }
+            None => true,
+        });
+    }
+    if missing.is_empty() {
+        return found;
+    }
+    let resolved = resolve(&missing);
     let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let cache = guard.get_or_insert_with(Cache::default);
-    for (addr, mut symbols) in resolved {
+    for (addr, mut symbols) in missing.into_iter().zip(resolved) {
         for frame in &mut symbols.frames {
-            let shared = match cache.functions.get(&*frame.function) {
+            frame.function = match cache.functions.get(&*frame.function) {
                 Some(shared) => Arc::clone(shared),
                 None => {
                     let mut string = |s: &Arc<str>| match cache.strings.get_key_value(s) {
                         Some((shared, ())) => Arc::clone(shared),
                         None => {
-                            // A copy: see `resolve_bounded`.
-                            let copy: Arc<str> = Arc::from(&**s);
-                            cache.strings.insert(Arc::clone(&copy), ());
-                            copy
+                            cache.strings.insert(Arc::clone(s), ());
+                            Arc::clone(s)
                         }
                     };
                     let info = FunctionInfo {
@@ -179,58 +208,57 @@ pub(crate) fn symbolize(addrs: impl IntoIterator<Item = usize>) -> AddrMap<Arc<S
                     shared
                 }
             };
-            frame.function = shared;
         }
-        let symbols = cache.symbols.entry(addr).or_insert_with(|| {
-            Arc::new(Symbols {
-                // A copy: see `resolve_bounded`.
-                frames: symbols.frames.to_vec(),
-                ..symbols
-            })
-        });
+        let symbols = cache
+            .symbols
+            .entry(addr)
+            .or_insert_with(|| Arc::new(symbols));
         found.insert(addr, Arc::clone(symbols));
     }
-    drop(guard);
-    release_debug_info();
     found
 }
 
-/// Resolves `missing` addresses on a short-lived thread of its own.
-///
-/// `backtrace` parses DWARF lazily, unit by unit, and keeps what it parsed:
-/// for a 23 MiB binary with `debug = 1`, ~40 MiB of anonymous memory once
-/// addresses all over it were resolved. Parsed on the caller's thread, that
-/// memory would be interleaved with the cache's long-lived allocations, and
-/// freeing it would give little back to the OS. Parsed on a fresh thread, it
-/// lives in that thread's malloc arena; the caller copies the resolved
-/// frames into the cache (its own arena), drops the rest, and
-/// [`release_debug_info`] drops the parsed DWARF and hands the memory back.
-/// Only the resolved frames stay, in [`CACHE`]: warm exports never touch
-/// debug info.
-fn resolve_bounded(mut missing: Vec<usize>) -> Vec<(usize, Symbols)> {
-    missing.sort_unstable();
-    let resolve_all = |missing: &[usize]| {
-        let mut names = Names::default();
-        missing
-            .iter()
-            .map(|&addr| (addr, resolve(addr, &mut names)))
-            .collect::<Vec<_>>()
-    };
-    std::thread::scope(|scope| {
-        match std::thread::Builder::new()
-            .name("syncprof-symbolize".into())
-            .spawn_scoped(scope, || resolve_all(&missing))
-        {
-            Ok(worker) => worker.join().unwrap_or_default(),
-            // No thread to be had: resolve here.
-            Err(_) => resolve_all(&missing),
-        }
-    })
+/// Resolves return addresses `missing` (sorted, not in the cache).
+fn resolve(missing: &[usize]) -> Vec<Symbols> {
+    let pcs: Vec<usize> = missing.iter().map(|&addr| addr.wrapping_sub(1)).collect();
+    let mut names = Names::default();
+    let resolved = debuginfo::resolve(&pcs, &mut names);
+    drop(names);
+    let symbols = pcs
+        .iter()
+        .zip(resolved)
+        .map(|(&pc, resolved)| {
+            if pc == 0 || pc == usize::MAX {
+                return Symbols::default();
+            }
+            let frames = resolved
+                .frames
+                .into_iter()
+                .filter(|f| !f.name.is_empty())
+                .map(|f| FrameInfo {
+                    function: Arc::new(FunctionInfo {
+                        name: f.name,
+                        system_name: f.system_name,
+                        file: f.file,
+                        start_line: f.decl_line,
+                    }),
+                    line: f.line,
+                })
+                .collect();
+            Symbols {
+                frames,
+                entry: enclosing_function(pc).unwrap_or(0),
+                from_debug_info: resolved.from_debug_info,
+            }
+        })
+        .collect();
+    release_freed_memory();
+    symbols
 }
 
-/// Drops `backtrace`'s parsed debug info and returns freed memory to the OS.
-fn release_debug_info() {
-    backtrace::clear_symbol_cache();
+/// Returns freed heap memory to the OS: resolving a batch allocates and
+/// frees a few MiB (a unit's scopes, the demangled names of the batch).
+fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu", not(miri)))]
     // SAFETY: `malloc_trim` only releases free heap memory; it has no
     // preconditions and is thread-safe.
@@ -243,16 +271,31 @@ fn release_debug_info() {
 /// again (for the cold-cache benchmark).
 pub(crate) fn clear_cache() {
     *CACHE.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    *START_LINES.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    release_debug_info();
+    release_freed_memory();
 }
 
-/// One symbol as `backtrace` reports it, before interning.
+/// One logical frame at an address, as read from the debug info.
+#[derive(Debug)]
 struct RawFrame {
+    /// Demangled, without hash; empty when unknown.
     name: Arc<str>,
+    /// As written in the file (mangled); empty when unknown.
     system_name: Arc<str>,
+    /// Empty when unknown.
     file: Arc<str>,
+    /// 0 when unknown.
     line: u32,
+    /// The function's declaration line (its `fn` line), 0 when unknown.
+    decl_line: u32,
+}
+
+/// Everything found for one address.
+#[derive(Debug, Default)]
+struct Resolved {
+    /// Innermost (inlined leaf) first.
+    frames: Vec<RawFrame>,
+    /// Whether debug info covered the address (files, lines, inlined
+    /// frames), rather than the symbol table alone.
     from_debug_info: bool,
 }
 
@@ -271,111 +314,73 @@ impl Names {
     fn empty(&mut self) -> Arc<str> {
         Arc::clone(self.empty.get_or_insert_with(|| Arc::from("")))
     }
-}
 
-/// The frames at instruction address `pc`.
-fn resolve_raw(pc: usize, names: &mut Names) -> Vec<RawFrame> {
-    let mut frames = Vec::new();
-    // `backtrace::resolve` takes a return address and looks up the byte
-    // before it.
-    backtrace::resolve(pc.wrapping_add(1) as *mut c_void, |symbol| {
-        let (name, system_name) = match symbol.name() {
-            Some(name) => match names.names.get(name.as_bytes()) {
-                Some((demangled, raw)) => (Arc::clone(demangled), Arc::clone(raw)),
-                None => {
-                    let pair: (Arc<str>, Arc<str>) = (
-                        format!("{name:#}").into(),
-                        String::from_utf8_lossy(name.as_bytes()).into(),
-                    );
-                    names.names.insert(name.as_bytes().to_vec(), pair.clone());
-                    pair
-                }
-            },
-            None => (names.empty(), names.empty()),
-        };
-        let file = match symbol.filename_raw() {
-            Some(backtrace::BytesOrWideString::Bytes(bytes)) => match names.files.get(bytes) {
-                Some(file) => Arc::clone(file),
-                None => {
-                    let file: Arc<str> = String::from_utf8_lossy(bytes).into();
-                    names.files.insert(bytes.to_vec(), Arc::clone(&file));
-                    file
-                }
-            },
-            Some(other) => other.to_string().into(),
-            None => names.empty(),
-        };
-        frames.push(RawFrame {
-            name,
-            system_name,
-            file,
-            line: symbol.lineno().unwrap_or(0),
-            // Only DWARF-backed symbols report the queried address.
-            from_debug_info: symbol.addr().is_some(),
-        });
-    });
-    frames
-}
-
-fn resolve(addr: usize, names: &mut Names) -> Symbols {
-    if addr <= 1 {
-        return Symbols::default();
-    }
-    let pc = addr - 1;
-    let raw = resolve_raw(pc, names);
-    let entry = enclosing_function(pc);
-    let start_line = match (raw.last(), entry) {
-        (Some(outer), Some(entry)) if !outer.name.is_empty() => {
-            start_line(entry, &outer.system_name, names)
+    /// (demangled without hash, raw) for a raw symbol name.
+    fn function(&mut self, raw: &[u8]) -> (Arc<str>, Arc<str>) {
+        if let Some((name, system_name)) = self.names.get(raw) {
+            return (Arc::clone(name), Arc::clone(system_name));
         }
-        _ => 0,
-    };
-    let from_debug_info = !raw.is_empty() && raw.iter().all(|f| f.from_debug_info);
-    let count = raw.len();
-    let frames = raw
-        .into_iter()
-        .enumerate()
-        .filter(|(_, f)| !f.name.is_empty())
-        .map(|(i, f)| FrameInfo {
-            function: Arc::new(FunctionInfo {
-                name: f.name,
-                system_name: f.system_name,
-                file: f.file,
-                // Only the outermost frame is the real function whose entry we know.
-                start_line: if i + 1 == count { start_line } else { 0 },
-            }),
-            line: f.line,
-        })
-        .collect();
-    Symbols {
-        frames,
-        entry: entry.unwrap_or(0),
-        from_debug_info,
+        let system_name = String::from_utf8_lossy(raw);
+        let name: Arc<str> = match rustc_demangle::try_demangle(&system_name) {
+            Ok(demangled) => format!("{demangled:#}").into(),
+            Err(_) => Arc::from(&*system_name),
+        };
+        let pair = (name, Arc::from(&*system_name));
+        self.names.insert(raw.to_vec(), pair.clone());
+        pair
+    }
+
+    fn file(&mut self, raw: &[u8]) -> Arc<str> {
+        if let Some(file) = self.files.get(raw) {
+            return Arc::clone(file);
+        }
+        let file: Arc<str> = String::from_utf8_lossy(raw).into();
+        self.files.insert(raw.to_vec(), Arc::clone(&file));
+        file
     }
 }
 
-/// The line of a function's first instruction: its `fn` line in Rust's
-/// line tables. Cached per entry address.
-fn start_line(entry: usize, system_name: &str, names: &mut Names) -> u32 {
-    if let Some(cache) = START_LINES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-    {
-        if let Some(&line) = cache.get(&entry) {
-            return line;
-        }
+#[cfg(all(target_os = "linux", not(miri)))]
+mod debuginfo;
+
+/// Elsewhere (no `/proc/self/maps`; maybe not ELF): `backtrace`, which keeps
+/// the debug info it parsed until [`clear_cache`].
+#[cfg(not(all(target_os = "linux", not(miri))))]
+mod debuginfo {
+    use super::{Names, RawFrame, Resolved};
+
+    pub(super) fn resolve(pcs: &[usize], names: &mut Names) -> Vec<Resolved> {
+        let resolved = pcs
+            .iter()
+            .map(|&pc| {
+                let mut resolved = Resolved::default();
+                // `backtrace::resolve` takes a return address.
+                backtrace::resolve(pc.wrapping_add(1) as *mut std::ffi::c_void, |symbol| {
+                    let (name, system_name) = match symbol.name() {
+                        Some(name) => names.function(name.as_bytes()),
+                        None => (names.empty(), names.empty()),
+                    };
+                    let file = match symbol.filename_raw() {
+                        Some(backtrace::BytesOrWideString::Bytes(bytes)) => names.file(bytes),
+                        Some(other) => other.to_string().into(),
+                        None => names.empty(),
+                    };
+                    // Only DWARF-backed symbols report the queried address.
+                    resolved.from_debug_info |= symbol.addr().is_some();
+                    resolved.frames.push(RawFrame {
+                        name,
+                        system_name,
+                        file,
+                        line: symbol.lineno().unwrap_or(0),
+                        decl_line: 0,
+                    });
+                });
+                resolved
+            })
+            .collect();
+        backtrace::clear_symbol_cache();
+        resolved
     }
-    let line = resolve_raw(entry, names)
-        .last()
-        .filter(|f| &*f.system_name == system_name)
-        .map_or(0, |f| f.line);
-    START_LINES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get_or_insert_with(HashMap::new)
-        .insert(entry, line);
-    line
 }
 
 #[cfg(all(target_os = "linux", not(miri)))]

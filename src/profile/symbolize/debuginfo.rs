@@ -1,0 +1,813 @@
+//! Code addresses of this process -> frames, read from the ELF files mapped
+//! into it: DWARF for names, files, lines and inlined frames, the symbol
+//! table for code without debug info.
+//!
+//! Built for a bounded footprint rather than for repeated lookups: each
+//! file is mapped read-only (file-backed pages, not anonymous memory),
+//! walked once per batch, compile unit by compile unit, and unmapped. Only
+//! the units that contain a queried address are parsed, one at a time: its
+//! DIE tree is scanned for the subprograms and inlined subroutines around
+//! the addresses and its line program is run for their rows; nothing of a
+//! unit outlives its turn but the frames it resolved. The alternative,
+//! `addr2line::Context` (what `backtrace` uses), keeps every parsed unit's
+//! line table and function index until it is dropped, ~60 MiB at the peak
+//! for a 21 MiB binary with addresses all over it.
+//!
+//! Not read: split DWARF (`.dwo`, `.dwp`), separate debug files
+//! (`.gnu_debuglink`, build-id paths) and zstd-compressed sections; code
+//! they describe is named from the symbol table. zlib-compressed debug
+//! sections are inflated for the batch (anonymous memory of their size).
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::fs::File;
+use std::os::fd::AsRawFd as _;
+use std::sync::Arc;
+
+use gimli::{AttributeValue, EndianSlice, RunTimeEndian, UnitRef};
+use object::{Object as _, ObjectSection as _, ObjectSegment as _};
+
+use super::{FastMap, MappingInfo, Names, RawFrame, Resolved};
+
+type Slice<'d> = EndianSlice<'d, RunTimeEndian>;
+type Dwarf<'d> = gimli::Dwarf<Slice<'d>>;
+type Unit<'d> = gimli::Unit<Slice<'d>>;
+
+/// Resolves instruction addresses of this process (not return addresses).
+/// One result per address, in order.
+pub(super) fn resolve(pcs: &[usize], names: &mut Names) -> Vec<Resolved> {
+    let mut out: Vec<Resolved> = pcs.iter().map(|_| Resolved::default()).collect();
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return out;
+    };
+    let exe = std::fs::read_link("/proc/self/exe")
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned());
+    let mut by_file: Vec<(String, Vec<MappingInfo>)> = Vec::new();
+    for m in super::parse_maps(&maps) {
+        if !m.file.starts_with('/') {
+            continue; // [vdso] and anonymous code: no file to read.
+        }
+        match by_file.iter_mut().find(|(file, _)| *file == m.file) {
+            Some((_, maps)) => maps.push(m),
+            None => by_file.push((m.file.clone(), vec![m])),
+        }
+    }
+    for (file, maps) in by_file {
+        let mut queries: Vec<(usize, &MappingInfo)> = Vec::new();
+        for m in &maps {
+            let lo = pcs.partition_point(|&pc| (pc as u64) < m.start);
+            let hi = pcs.partition_point(|&pc| (pc as u64) < m.limit);
+            queries.extend((lo..hi).map(|i| (i, m)));
+        }
+        if queries.is_empty() {
+            continue;
+        }
+        // The running executable through /proc: right even when the file
+        // at its path was replaced since it started.
+        let path = if exe.as_deref() == Some(&*file) {
+            "/proc/self/exe"
+        } else {
+            &file
+        };
+        let Some(mapped) = Mapped::open(path) else {
+            continue;
+        };
+        let Ok(object) = object::File::parse(mapped.bytes()) else {
+            continue;
+        };
+        // Debug info stripped into a file of its own (distributions' debug
+        // packages), read in its place.
+        let debug_mapped = object
+            .section_by_name(".debug_info")
+            .is_none()
+            .then(|| separate_debug_file(&object, &file))
+            .flatten();
+        let debug_object = debug_mapped
+            .as_ref()
+            .and_then(|m| object::File::parse(m.bytes()).ok());
+        // File addresses (what the debug info speaks of), sorted.
+        let mut probes: Vec<(u64, usize)> = queries
+            .into_iter()
+            .filter_map(|(i, m)| Some((file_address(&object, m, pcs[i] as u64)?, i)))
+            .collect();
+        probes.sort_unstable();
+        resolve_in_file(&object, debug_object.as_ref(), &probes, names, &mut out);
+    }
+    out
+}
+
+/// The separate debug file of `object` (mapped from `path`), the way GDB
+/// finds it: by build id under `/usr/lib/debug/.build-id/`, then by
+/// `.gnu_debuglink` next to the file, in its `.debug/` and under
+/// `/usr/lib/debug`.
+fn separate_debug_file(object: &object::File<'_>, path: &str) -> Option<Mapped> {
+    const DEBUG_DIR: &str = "/usr/lib/debug";
+    if let Ok(Some(id)) = object.build_id() {
+        if let Some((first, rest)) = id.split_first() {
+            let rest: String = rest.iter().map(|b| format!("{b:02x}")).collect();
+            let candidate = format!("{DEBUG_DIR}/.build-id/{first:02x}/{rest}.debug");
+            if let Some(mapped) = Mapped::open(&candidate) {
+                return Some(mapped);
+            }
+        }
+    }
+    let (link, _crc) = object.gnu_debuglink().ok()??;
+    let link = std::str::from_utf8(link).ok()?;
+    let dir = std::path::Path::new(path).parent()?.to_str()?;
+    [
+        format!("{dir}/{link}"),
+        format!("{dir}/.debug/{link}"),
+        format!("{DEBUG_DIR}{dir}/{link}"),
+    ]
+    .iter()
+    .filter(|candidate| **candidate != path)
+    .find_map(|candidate| Mapped::open(candidate))
+}
+
+/// The address in the ELF file of process address `pc` in mapping `m`.
+fn file_address(object: &object::File<'_>, m: &MappingInfo, pc: u64) -> Option<u64> {
+    let offset = pc - m.start + m.offset;
+    object.segments().find_map(|segment| {
+        let (start, size) = segment.file_range();
+        (start <= offset && offset - start < size).then(|| segment.address() + (offset - start))
+    })
+}
+
+/// A file mapped read-only into memory for the length of a batch: its pages
+/// are file-backed (page cache), not anonymous, and go with `munmap`.
+struct Mapped {
+    ptr: *mut c_void,
+    len: usize,
+}
+
+impl Mapped {
+    fn open(path: &str) -> Option<Mapped> {
+        let file = File::open(path).ok()?;
+        let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
+        if len == 0 {
+            return None;
+        }
+        // SAFETY: a new private read-only mapping at an address the kernel
+        // chooses, of an open file descriptor; it aliases no Rust memory.
+        // The descriptor may be closed afterwards: the mapping keeps the
+        // file.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        (ptr != libc::MAP_FAILED).then_some(Mapped { ptr, len })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` is a readable mapping of `len` bytes until `drop`,
+        // which the borrow of `self` outlives. Its contents do not change:
+        // the kernel refuses writes to a running executable, and shared
+        // libraries and executables are replaced (new inode), not
+        // rewritten in place. (Truncating a mapped file under a running
+        // process would fault any reader of it, the dynamic loader
+        // included.)
+        unsafe { std::slice::from_raw_parts(self.ptr.cast::<u8>(), self.len) }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `open`; no borrow of
+        // `bytes` outlives `self`.
+        unsafe {
+            libc::munmap(self.ptr, self.len);
+        }
+    }
+}
+
+/// (demangled name, raw name).
+type NamePair = (Arc<str>, Arc<str>);
+
+/// One frame as DWARF gives it.
+struct DwarfFrame {
+    /// `None`: the symbol table's name.
+    name: Option<NamePair>,
+    file: Arc<str>,
+    line: u32,
+    decl_line: u32,
+}
+
+/// What DWARF gave for one probe.
+#[derive(Default)]
+struct Found {
+    /// Innermost first.
+    frames: Vec<DwarfFrame>,
+    done: bool,
+}
+
+/// Resolves `probes` (file address, index into `out`), sorted, in one
+/// file: DWARF first, the symbol table for what it does not cover.
+fn resolve_in_file(
+    object: &object::File<'_>,
+    debug: Option<&object::File<'_>>,
+    probes: &[(u64, usize)],
+    names: &mut Names,
+    out: &mut [Resolved],
+) {
+    let addrs: Vec<u64> = probes.iter().map(|&(addr, _)| addr).collect();
+    let mut found: Vec<Found> = probes.iter().map(|_| Found::default()).collect();
+    let with_dwarf = debug.unwrap_or(object);
+    let inflated = inflate_compressed_sections(with_dwarf);
+    if let Some(dwarf) = load_dwarf(with_dwarf, &inflated) {
+        resolve_in_dwarf(&dwarf, &addrs, &mut found, names);
+    }
+    let mut symtab = None;
+    for (found, &(addr, i)) in found.into_iter().zip(probes) {
+        let mut from_symtab = |names: &mut Names| {
+            symtab
+                .get_or_insert_with(|| Symtab::new(debug, object))
+                .find(addr)
+                .map(|raw| names.function(raw))
+        };
+        if !found.done {
+            if let Some((name, system_name)) = from_symtab(names) {
+                let empty = names.empty();
+                out[i].frames.push(RawFrame {
+                    name,
+                    system_name,
+                    file: empty,
+                    line: 0,
+                    decl_line: 0,
+                });
+            }
+            continue;
+        }
+        out[i].from_debug_info = true;
+        for frame in found.frames {
+            let (name, system_name) = match frame.name.or_else(|| from_symtab(names)) {
+                Some(pair) => pair,
+                None => (names.empty(), names.empty()),
+            };
+            out[i].frames.push(RawFrame {
+                name,
+                system_name,
+                file: frame.file,
+                line: frame.line,
+                decl_line: frame.decl_line,
+            });
+        }
+    }
+}
+
+/// The DWARF sections the resolver reads.
+const READ_SECTIONS: [&str; 9] = [
+    ".debug_abbrev",
+    ".debug_addr",
+    ".debug_info",
+    ".debug_line",
+    ".debug_line_str",
+    ".debug_ranges",
+    ".debug_rnglists",
+    ".debug_str",
+    ".debug_str_offsets",
+];
+
+/// zlib-compressed debug sections of `object` that the resolver reads,
+/// inflated (by section name).
+fn inflate_compressed_sections(object: &object::File<'_>) -> Vec<(String, Vec<u8>)> {
+    use std::io::Read as _;
+    let mut inflated = Vec::new();
+    for section in object.sections() {
+        let Ok(name) = section.name() else { continue };
+        if !READ_SECTIONS.contains(&name) {
+            continue;
+        }
+        let Ok(compressed) = section.compressed_data() else {
+            continue;
+        };
+        if compressed.format != object::CompressionFormat::Zlib {
+            continue;
+        }
+        let mut data = Vec::with_capacity(compressed.uncompressed_size as usize);
+        if flate2::read::ZlibDecoder::new(compressed.data)
+            .read_to_end(&mut data)
+            .is_ok()
+        {
+            inflated.push((name.to_owned(), data));
+        }
+    }
+    inflated
+}
+
+/// The DWARF sections of `object`, borrowed from the mapping (or from
+/// `inflated`); `None` without `.debug_info`.
+fn load_dwarf<'d>(
+    object: &object::File<'d>,
+    inflated: &'d [(String, Vec<u8>)],
+) -> Option<Dwarf<'d>> {
+    object.section_by_name(".debug_info")?;
+    let endian = if object.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let load = |id: gimli::SectionId| -> Result<Slice<'d>, ()> {
+        if !READ_SECTIONS.contains(&id.name()) {
+            return Ok(EndianSlice::new(&[], endian));
+        }
+        let data = match inflated.iter().find(|(name, _)| name == id.name()) {
+            Some((_, data)) => data.as_slice(),
+            None => object
+                .section_by_name(id.name())
+                .filter(|s| {
+                    s.compressed_file_range()
+                        .is_ok_and(|r| r.format == object::CompressionFormat::None)
+                })
+                .and_then(|s| s.data().ok())
+                .unwrap_or(&[]),
+        };
+        Ok(EndianSlice::new(data, endian))
+    };
+    Dwarf::load(load).ok()
+}
+
+/// Resolves what DWARF knows of `addrs` (sorted file addresses) into
+/// `found`, one compile unit at a time.
+fn resolve_in_dwarf(dwarf: &Dwarf<'_>, addrs: &[u64], found: &mut [Found], names: &mut Names) {
+    let mut others = OtherUnits::default();
+    let mut headers = dwarf.units();
+    let mut left = addrs.len();
+    while let Ok(Some(header)) = headers.next() {
+        if left == 0 {
+            break;
+        }
+        let Ok(unit) = dwarf.unit(header) else {
+            continue;
+        };
+        let Ok(mut ranges) = dwarf.unit_ranges(&unit) else {
+            continue;
+        };
+        let mut todo = Vec::new();
+        while let Ok(Some(range)) = ranges.next() {
+            let lo = addrs.partition_point(|&a| a < range.begin);
+            let hi = addrs.partition_point(|&a| a < range.end);
+            todo.extend((lo..hi).filter(|&k| !found[k].done));
+        }
+        if todo.is_empty() {
+            continue;
+        }
+        todo.sort_unstable();
+        todo.dedup();
+        let unit = UnitRef::new(dwarf, &unit);
+        let _ = resolve_in_unit(unit, addrs, &todo, found, names, &mut others);
+        left = found.iter().filter(|f| !f.done).count();
+    }
+}
+
+/// A subprogram or inlined subroutine DIE that contains some probe.
+struct Scope<'d> {
+    depth: isize,
+    name: Option<Slice<'d>>,
+    /// `DW_AT_abstract_origin` or `DW_AT_specification`, followed for the
+    /// name and declaration line when the DIE lacks them.
+    origin: Option<AttributeValue<Slice<'d>>>,
+    decl_line: u32,
+    call_file: Option<u64>,
+    call_line: u32,
+}
+
+/// Resolves the probes `todo` (indices into `addrs`, sorted) that one unit's
+/// ranges cover.
+fn resolve_in_unit<'d>(
+    unit: UnitRef<'_, Slice<'d>>,
+    addrs: &[u64],
+    todo: &[usize],
+    found: &mut [Found],
+    names: &mut Names,
+    others: &mut OtherUnits<'d>,
+) -> gimli::Result<()> {
+    let probe_addrs: Vec<u64> = todo.iter().map(|&k| addrs[k]).collect();
+    let (scopes, chains) = scopes(unit, &probe_addrs)?;
+    let locations = locations(unit, &probe_addrs)?;
+    let mut files: HashMap<u64, Arc<str>> = HashMap::new();
+    let mut file = |index: Option<u64>, names: &mut Names| -> Arc<str> {
+        let Some(index) = index else {
+            return names.empty();
+        };
+        Arc::clone(
+            files
+                .entry(index)
+                .or_insert_with(|| render_file(unit, index, names)),
+        )
+    };
+    let mut described: Vec<Option<(Option<NamePair>, u32)>> = scopes.iter().map(|_| None).collect();
+    for (j, &k) in todo.iter().enumerate() {
+        let (mut file_index, mut line) = match locations[j] {
+            Some((file, line)) => (Some(file), line),
+            None => (None, 0),
+        };
+        let found = &mut found[k];
+        if chains[j].is_empty() {
+            if locations[j].is_none() {
+                continue; // Maybe another unit knows it.
+            }
+            let file = file(file_index, names);
+            found.frames.push(DwarfFrame {
+                name: None,
+                file,
+                line,
+                decl_line: 0,
+            });
+        }
+        for &s in chains[j].iter().rev() {
+            let scope = &scopes[s];
+            let (name, decl_line) = described[s]
+                .get_or_insert_with(|| {
+                    let (name, decl_line) = describe(unit, scope, others);
+                    (name.map(|n| names.function(n.slice())), decl_line)
+                })
+                .clone();
+            let file = file(file_index, names);
+            found.frames.push(DwarfFrame {
+                name,
+                file,
+                line,
+                decl_line,
+            });
+            (file_index, line) = (scope.call_file, scope.call_line);
+        }
+        found.done = true;
+    }
+    Ok(())
+}
+
+/// The function DIEs around each probe: `scopes`, and for each probe the
+/// indices into it, outermost (the real function) first.
+fn scopes<'d>(
+    unit: UnitRef<'_, Slice<'d>>,
+    probe_addrs: &[u64],
+) -> gimli::Result<(Vec<Scope<'d>>, Vec<Vec<usize>>)> {
+    let mut scopes: Vec<Scope<'d>> = Vec::new();
+    let mut chains: Vec<Vec<usize>> = probe_addrs.iter().map(|_| Vec::new()).collect();
+    // The probes each open function DIE contains, as segments of `active`
+    // (sorted by address): the innermost open one's segment is last.
+    let mut active: Vec<usize> = (0..probe_addrs.len()).collect();
+    let mut open: Vec<(isize, usize)> = vec![(-1, 0)];
+    let mut entries = unit.entries_raw(None)?;
+    while !entries.is_empty() {
+        let depth = entries.next_depth();
+        let Some(abbrev) = entries.read_abbreviation()? else {
+            continue;
+        };
+        while open.last().is_some_and(|&(d, _)| d >= depth) {
+            let (_, start) = open.pop().unwrap_or_default();
+            active.truncate(start);
+        }
+        let from = open.last().map_or(0, |&(_, start)| start);
+        let is_function = matches!(
+            abbrev.tag(),
+            gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine
+        );
+        if !is_function || from == active.len() {
+            entries.skip_attributes(abbrev.attributes())?;
+            continue;
+        }
+        let mut scope = Scope {
+            depth,
+            name: None,
+            origin: None,
+            decl_line: 0,
+            call_file: None,
+            call_line: 0,
+        };
+        let (mut low, mut high, mut size, mut ranges) = (None, None, None, None);
+        let mut linkage_name = None;
+        for spec in abbrev.attributes() {
+            let attr = entries.read_attribute(*spec)?;
+            match (attr.name(), attr.value()) {
+                (gimli::DW_AT_low_pc, value) => low = address(unit, value),
+                (gimli::DW_AT_high_pc, AttributeValue::Udata(n)) => size = Some(n),
+                (gimli::DW_AT_high_pc, value) => high = address(unit, value),
+                (gimli::DW_AT_ranges, value) => ranges = unit.attr_ranges_offset(value)?,
+                (gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name, value) => {
+                    linkage_name = unit.attr_string(value).ok();
+                }
+                (gimli::DW_AT_name, value) => scope.name = unit.attr_string(value).ok(),
+                (gimli::DW_AT_abstract_origin | gimli::DW_AT_specification, value) => {
+                    scope.origin = Some(value);
+                }
+                (gimli::DW_AT_decl_line, value) => scope.decl_line = line_number(value),
+                // DWARF 5 numbers files from 0; before, 0 is "none".
+                (gimli::DW_AT_call_file, AttributeValue::FileIndex(index))
+                    if index > 0 || unit.header.version() >= 5 =>
+                {
+                    scope.call_file = Some(index);
+                }
+                (gimli::DW_AT_call_line, value) => scope.call_line = line_number(value),
+                _ => {}
+            }
+        }
+        scope.name = linkage_name.or(scope.name);
+        // The open function's probes inside this DIE's ranges.
+        let to = active.len();
+        let mut add = |begin: u64, end: u64| {
+            let segment = &active[from..to];
+            let lo = segment.partition_point(|&j| probe_addrs[j] < begin);
+            let hi = segment.partition_point(|&j| probe_addrs[j] < end);
+            for n in from + lo..from + hi {
+                active.push(active[n]);
+            }
+        };
+        if let Some(offset) = ranges {
+            let mut list = unit.ranges(offset)?;
+            while let Some(range) = list.next()? {
+                add(range.begin, range.end);
+            }
+        } else if let Some(begin) = low {
+            // A -1 tombstone overflows: no range.
+            if let Some(end) = high.or_else(|| size.and_then(|n| begin.checked_add(n))) {
+                add(begin, end);
+            }
+        }
+        if ranges.is_some() && active.len() > to + 1 {
+            active[to..].sort_unstable();
+            let mut kept = to;
+            for n in to..active.len() {
+                if kept == to || active[kept - 1] != active[n] {
+                    active[kept] = active[n];
+                    kept += 1;
+                }
+            }
+            active.truncate(kept);
+        }
+        // A probe takes one DIE per depth, the first (identical functions
+        // folded into one address range are named after one of them).
+        let id = scopes.len();
+        let mut kept = to;
+        for n in to..active.len() {
+            let j = active[n];
+            if chains[j].last().is_none_or(|&s| scopes[s].depth < depth) {
+                chains[j].push(id);
+                active[kept] = j;
+                kept += 1;
+            }
+        }
+        active.truncate(kept);
+        if kept > to {
+            scopes.push(scope);
+        }
+        // Even when empty: the DIEs inside it need not be looked at.
+        open.push((depth, to));
+    }
+    Ok((scopes, chains))
+}
+
+fn address(unit: UnitRef<'_, Slice<'_>>, value: AttributeValue<Slice<'_>>) -> Option<u64> {
+    match value {
+        AttributeValue::Addr(addr) => Some(addr),
+        AttributeValue::DebugAddrIndex(index) => unit.address(index).ok(),
+        _ => None,
+    }
+}
+
+fn line_number(value: AttributeValue<Slice<'_>>) -> u32 {
+    value
+        .udata_value()
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(0)
+}
+
+/// The line-table row of each probe: (file index, line).
+fn locations(
+    unit: UnitRef<'_, Slice<'_>>,
+    probe_addrs: &[u64],
+) -> gimli::Result<Vec<Option<(u64, u32)>>> {
+    let mut locations = vec![None; probe_addrs.len()];
+    let Some(program) = unit.line_program.clone() else {
+        return Ok(locations);
+    };
+    let mut left = probe_addrs.len();
+    let mut rows = program.rows();
+    // The previous row of the current sequence: it covers the addresses
+    // up to the next row's.
+    let mut previous: Option<(u64, u64, u32)> = None;
+    while let Some((_, row)) = rows.next_row()? {
+        let addr = row.address();
+        if let Some((start, file, line)) = previous {
+            if start < addr {
+                let lo = probe_addrs.partition_point(|&a| a < start);
+                let hi = probe_addrs.partition_point(|&a| a < addr);
+                for location in &mut locations[lo..hi] {
+                    if location.is_none() {
+                        *location = Some((file, line));
+                        left -= 1;
+                    }
+                }
+                if left == 0 {
+                    break;
+                }
+            }
+        }
+        // At an equal address the later row wins.
+        previous = (!row.end_sequence()).then(|| {
+            let line = row
+                .line()
+                .map_or(0, |l| u32::try_from(l.get()).unwrap_or(0));
+            (addr, row.file_index(), line)
+        });
+    }
+    Ok(locations)
+}
+
+/// The path of file `index` of the unit's line table, as `addr2line`
+/// renders it: the compilation directory, the file's directory and its
+/// name, each replacing what came before when absolute.
+fn render_file(unit: UnitRef<'_, Slice<'_>>, index: u64, names: &mut Names) -> Arc<str> {
+    let Some(program) = &unit.line_program else {
+        return names.empty();
+    };
+    let header = program.header();
+    let Some(file) = header.file(index) else {
+        return names.empty();
+    };
+    let string = |value| {
+        unit.attr_string(value)
+            .map(|s| String::from_utf8_lossy(s.slice()).into_owned())
+    };
+    let mut path = unit
+        .comp_dir
+        .map(|dir| String::from_utf8_lossy(dir.slice()).into_owned())
+        .unwrap_or_default();
+    // Directory 0 is the compilation directory.
+    if file.directory_index() != 0 {
+        if let Some(Ok(dir)) = file.directory(header).map(string) {
+            path_push(&mut path, &dir);
+        }
+    }
+    if let Ok(name) = string(file.path_name()) {
+        path_push(&mut path, &name);
+    }
+    names.file(path.as_bytes())
+}
+
+fn path_push(path: &mut String, part: &str) {
+    if part.starts_with('/') {
+        *path = part.to_owned();
+    } else {
+        if !path.is_empty() && !path.ends_with('/') {
+            path.push('/');
+        }
+        path.push_str(part);
+    }
+}
+
+/// Units other than the one being resolved, parsed when a DIE refers into
+/// them (`DW_FORM_ref_addr`, as LTO builds do).
+#[derive(Default)]
+struct OtherUnits<'d> {
+    /// Start offset of every unit, read on first need.
+    starts: Option<Vec<usize>>,
+    parsed: FastMap<usize, Unit<'d>>,
+}
+
+impl<'d> OtherUnits<'d> {
+    /// The unit containing `.debug_info` offset `target`, and the offset
+    /// within it.
+    fn find(
+        &mut self,
+        dwarf: &Dwarf<'d>,
+        target: gimli::DebugInfoOffset,
+    ) -> Option<(&Unit<'d>, gimli::UnitOffset)> {
+        let starts = self.starts.get_or_insert_with(|| {
+            let mut starts = Vec::new();
+            let mut headers = dwarf.units();
+            while let Ok(Some(header)) = headers.next() {
+                if let Some(offset) = header.offset().as_debug_info_offset() {
+                    starts.push(offset.0);
+                }
+            }
+            starts
+        });
+        let start = *starts.get(starts.partition_point(|&s| s <= target.0).checked_sub(1)?)?;
+        let unit = match self.parsed.entry(start) {
+            std::collections::hash_map::Entry::Occupied(parsed) => parsed.into_mut(),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                let header = dwarf
+                    .debug_info
+                    .header_from_offset(gimli::DebugInfoOffset(start))
+                    .ok()?;
+                slot.insert(dwarf.unit(header).ok()?)
+            }
+        };
+        Some((unit, target.to_unit_offset(&unit.header)?))
+    }
+}
+
+/// A scope's name (linkage name first) and declaration line, following
+/// `DW_AT_abstract_origin` / `DW_AT_specification` (at most 16 steps) for
+/// what it lacks.
+fn describe<'d>(
+    unit: UnitRef<'_, Slice<'d>>,
+    scope: &Scope<'d>,
+    others: &mut OtherUnits<'d>,
+) -> (Option<Slice<'d>>, u32) {
+    let (mut name, mut decl_line) = (scope.name, scope.decl_line);
+    let mut next = scope.origin;
+    // `None`: the scope's own unit; `Some(start)`: one of `others`.
+    let mut in_other: Option<usize> = None;
+    for _ in 0..16 {
+        if name.is_some() && decl_line != 0 {
+            break;
+        }
+        let Some(origin) = next.take() else { break };
+        let (target, offset) = match origin {
+            AttributeValue::UnitRef(offset) => (in_other, offset),
+            AttributeValue::DebugInfoRef(target) => {
+                let Some((other, offset)) = others.find(unit.dwarf, target) else {
+                    break;
+                };
+                let start = other.header.offset().as_debug_info_offset().map(|o| o.0);
+                (start, offset)
+            }
+            _ => break,
+        };
+        in_other = target;
+        let here = match in_other {
+            None => unit,
+            Some(start) => match others.parsed.get(&start) {
+                Some(other) => UnitRef::new(unit.dwarf, other),
+                None => break,
+            },
+        };
+        let Ok(mut entries) = here.entries_raw(Some(offset)) else {
+            break;
+        };
+        let Ok(Some(abbrev)) = entries.read_abbreviation() else {
+            break;
+        };
+        let (mut linkage_name, mut plain_name) = (None, None);
+        for spec in abbrev.attributes() {
+            let Ok(attr) = entries.read_attribute(*spec) else {
+                break;
+            };
+            match attr.name() {
+                gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+                    linkage_name = here.attr_string(attr.value()).ok();
+                }
+                gimli::DW_AT_name => plain_name = here.attr_string(attr.value()).ok(),
+                gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => {
+                    next = Some(attr.value());
+                }
+                gimli::DW_AT_decl_line if decl_line == 0 => decl_line = line_number(attr.value()),
+                _ => {}
+            }
+        }
+        name = name.or(linkage_name).or(plain_name);
+    }
+    (name, decl_line)
+}
+
+/// Function and object symbols of the symbol table (the dynamic one when
+/// there is no other), by address.
+struct Symtab<'d> {
+    symbols: Vec<(u64, u64, &'d [u8])>,
+}
+
+impl<'d> Symtab<'d> {
+    fn new(debug: Option<&object::File<'d>>, object: &object::File<'d>) -> Symtab<'d> {
+        fn collect<'d>(
+            symbols: impl Iterator<Item = impl object::ObjectSymbol<'d>>,
+        ) -> Vec<(u64, u64, &'d [u8])> {
+            symbols
+                .filter(|s| {
+                    matches!(
+                        s.kind(),
+                        object::SymbolKind::Text | object::SymbolKind::Data
+                    ) && !s.is_undefined()
+                })
+                .filter_map(|s| Some((s.address(), s.size(), s.name_bytes().ok()?)))
+                .collect()
+        }
+        let mut symbols = debug
+            .map(|debug| collect(debug.symbols()))
+            .unwrap_or_default();
+        if symbols.is_empty() {
+            symbols = collect(object.symbols());
+        }
+        if symbols.is_empty() {
+            symbols = collect(object.dynamic_symbols());
+        }
+        symbols.sort_unstable_by_key(|&(addr, _, _)| addr);
+        Symtab { symbols }
+    }
+
+    /// The name of the symbol containing `addr` (a symbol of unknown size
+    /// contains its address only).
+    fn find(&self, addr: u64) -> Option<&'d [u8]> {
+        let i = self.symbols.partition_point(|&(start, _, _)| start <= addr);
+        let &(start, size, name) = self.symbols.get(i.checked_sub(1)?)?;
+        (addr - start < size.max(1)).then_some(name)
+    }
+}
