@@ -13,10 +13,11 @@
 //! line table and function index until it is dropped, ~60 MiB at the peak
 //! for a 21 MiB binary with addresses all over it.
 //!
-//! Not read: split DWARF (`.dwo`, `.dwp`), separate debug files
-//! (`.gnu_debuglink`, build-id paths) and zstd-compressed sections; code
-//! they describe is named from the symbol table. zlib-compressed debug
-//! sections are inflated for the batch (anonymous memory of their size).
+//! Separate debug files are found by build id under `/usr/lib/debug` and
+//! by `.gnu_debuglink` (see `separate_debug_file`). Not read: split DWARF (`.dwo`,
+//! `.dwp`) and zstd-compressed sections; code they describe is named from
+//! the symbol table. zlib-compressed debug sections are inflated for the
+//! batch (anonymous memory of their size).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
