@@ -10,7 +10,8 @@
 //! Run: `cargo bench --features tokio --bench tokio`. Flags (after `--`):
 //! `--quick` (3 rounds), `--rounds N`, `--only TEXT` (rows whose name
 //! contains TEXT), `--solo tokio|off|on` (one variant alone, for `perf`),
-//! `--steps N` (the critical sections' work, instead of ~1 µs calibrated).
+//! `--steps N` (the critical sections' work, instead of ~1 µs calibrated),
+//! `--on block|mutex` ("on" with one profile only).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -38,9 +39,14 @@ fn rounds() -> usize {
     }
 }
 
+/// Profiling on (both profiles at rate 1; `--on block` or `--on mutex` for
+/// one of them) or off.
 fn profiling(on: bool) {
-    syncprof::set_block_rate(u64::from(on));
-    syncprof::set_mutex_fraction(u64::from(on));
+    let which = arg_after("--on");
+    let block = on && which.as_deref() != Some("mutex");
+    let mutex = on && which.as_deref() != Some("block");
+    syncprof::set_block_rate(u64::from(block));
+    syncprof::set_mutex_fraction(u64::from(mutex));
 }
 
 fn current_thread() -> tokio::runtime::Runtime {

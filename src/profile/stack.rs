@@ -24,22 +24,26 @@ use super::rate::MAX_STACK_DEPTH;
 /// The address of a local variable of the function whose caller should be the
 /// leaf of a captured stack. See the module docs.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct StackMark(usize);
+pub(crate) struct StackMark(usize, usize);
 
 impl StackMark {
     /// Marks the frame that holds `local`. `local` must live in the stack
     /// frame of the function that should be skipped last (a `let` in that
     /// function, not a reference passed in from elsewhere).
+    ///
+    /// Also notes that function's frame pointer (inlined into it, this reads
+    /// its own): the record a walk from the mark starts keeping frames at,
+    /// which [`first_record`] then need not walk up to.
     #[inline(always)]
     pub(crate) fn of<T>(local: &T) -> Self {
-        Self(core::ptr::from_ref(local) as usize)
+        Self(core::ptr::from_ref(local) as usize, fp::here())
     }
 
     /// A mark that skips only the capture machinery itself (used by tests and
     /// benches): everything from the caller of `capture` upward is kept.
     #[inline(always)]
     pub(crate) fn none() -> Self {
-        Self(0)
+        Self(0, 0)
     }
 }
 
@@ -516,12 +520,26 @@ mod fp {
         fp
     }
 
+    /// The frame pointer of the function this is inlined into.
+    #[inline(always)]
+    pub(super) fn here() -> usize {
+        frame_pointer()
+    }
+
     /// See [`super::first_record`].
     #[inline(always)]
     pub(super) fn first_record(mark: StackMark) -> Option<usize> {
         let (low, high) = stack_bounds();
         let top = high.saturating_sub(16);
         let valid = |fp: usize| fp >= low && fp <= top && fp % 8 == 0;
+        // The marked function's own record, noted by `StackMark::of`: above
+        // its locals, so above the mark, and above every younger frame's
+        // record (they lie below its locals), it is the first record a walk
+        // from any frame younger than the mark keeps. (A mark made from a
+        // callee's frame pointer would lie below the local: then walk.)
+        if mark.1 > mark.0 && valid(mark.1) {
+            return Some(mark.1);
+        }
         let mut fp = frame_pointer();
         if high == 0 || !valid(fp) {
             return None;
@@ -620,6 +638,10 @@ mod fp {
 
     pub(super) fn first_record(_mark: StackMark) -> Option<usize> {
         None
+    }
+
+    pub(super) fn here() -> usize {
+        0
     }
 }
 
