@@ -1,11 +1,17 @@
 #![allow(missing_docs)]
 //! `syncprof::tokio` against `tokio::sync`, measured interleaved in one
-//! process (A B C … A B C …, several rounds, min and median of each), so a
-//! noisy machine still gives a fair comparison. Variants: tokio's own type,
-//! syncprof's with profiling off, syncprof's with both profiles at rate 1.
+//! process (A B C … A B C …, several rounds), so a noisy machine still gives
+//! a fair comparison. Variants: tokio's own type, syncprof's with profiling
+//! off, syncprof's with both profiles at rate 1. Each row prints the min and
+//! median ns per operation and two ratios to tokio's: the ratio of the mins
+//! and the paired median (the median over rounds of the ratio of runs made
+//! side by side, which drift in the machine's speed does not move).
 //!
-//! Run: `cargo bench --features tokio --bench tokio` (`-- --quick` for 3
-//! rounds).
+//! Run: `cargo bench --features tokio --bench tokio`. Flags (after `--`):
+//! `--quick` (3 rounds), `--rounds N`, `--only TEXT` (rows whose name
+//! contains TEXT), `--solo tokio|off|on` (one variant alone, for `perf`),
+//! `--steps N` (the critical sections' work, instead of ~1 µs calibrated),
+//! `--on block|mutex` ("on" with one profile only).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -13,19 +19,34 @@ use std::time::{Duration, Instant};
 
 #[path = "support/harness.rs"]
 mod harness;
-use harness::{calibrate, work};
+use harness::{calibrate, median, paired, work};
+
+/// The command-line argument after `flag`.
+fn arg_after(flag: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == flag)?;
+    args.get(at + 1).cloned()
+}
 
 fn rounds() -> usize {
+    if let Some(n) = arg_after("--rounds") {
+        return n.parse().expect("--rounds N");
+    }
     if std::env::args().any(|a| a == "--quick") {
         3
     } else {
-        9
+        15
     }
 }
 
+/// Profiling on (both profiles at rate 1; `--on block` or `--on mutex` for
+/// one of them) or off.
 fn profiling(on: bool) {
-    syncprof::set_block_rate(u64::from(on));
-    syncprof::set_mutex_fraction(u64::from(on));
+    let which = arg_after("--on");
+    let block = on && which.as_deref() != Some("mutex");
+    let mutex = on && which.as_deref() != Some("block");
+    syncprof::set_block_rate(u64::from(block));
+    syncprof::set_mutex_fraction(u64::from(mutex));
 }
 
 fn current_thread() -> tokio::runtime::Runtime {
@@ -48,6 +69,11 @@ const TASKS: u64 = 8;
 const PER_TASK: u64 = 5_000;
 const MESSAGES: u64 = 200_000;
 
+/// Nanoseconds per operation.
+fn per_op(elapsed: Duration, ops: u64) -> f64 {
+    elapsed.as_secs_f64() * 1e9 / ops as f64
+}
+
 macro_rules! uncontended_mutex {
     ($sync:path) => {{
         use $sync as s;
@@ -59,7 +85,22 @@ macro_rules! uncontended_mutex {
                 *lock.lock().await += 1;
             }
         });
-        t.elapsed() / UNCONTENDED as u32
+        per_op(t.elapsed(), UNCONTENDED)
+    }};
+}
+
+macro_rules! uncontended_mutex_owned {
+    ($sync:path) => {{
+        use $sync as s;
+        let rt = current_thread();
+        let lock = Arc::new(s::Mutex::new(0u64));
+        let t = Instant::now();
+        rt.block_on(async {
+            for _ in 0..UNCONTENDED {
+                *Arc::clone(&lock).lock_owned().await += 1;
+            }
+        });
+        per_op(t.elapsed(), UNCONTENDED)
     }};
 }
 
@@ -86,7 +127,7 @@ macro_rules! contended_mutex {
                 task.await.unwrap();
             }
         });
-        t.elapsed() / (TASKS * PER_TASK) as u32
+        per_op(t.elapsed(), TASKS * PER_TASK)
     }};
 }
 
@@ -101,7 +142,70 @@ macro_rules! semaphore {
                 drop(black_box(sem.acquire().await.unwrap()));
             }
         });
-        t.elapsed() / UNCONTENDED as u32
+        per_op(t.elapsed(), UNCONTENDED)
+    }};
+}
+
+macro_rules! semaphore_owned {
+    ($sync:path) => {{
+        use $sync as s;
+        let rt = current_thread();
+        let sem = Arc::new(s::Semaphore::new(4));
+        let t = Instant::now();
+        rt.block_on(async {
+            for _ in 0..UNCONTENDED {
+                drop(black_box(Arc::clone(&sem).acquire_owned().await.unwrap()));
+            }
+        });
+        per_op(t.elapsed(), UNCONTENDED)
+    }};
+}
+
+macro_rules! contended_semaphore {
+    ($sync:path, $steps:expr) => {{
+        use $sync as s;
+        let rt = two_workers();
+        let sem = Arc::new(s::Semaphore::new(2));
+        let steps = $steps;
+        let t = Instant::now();
+        rt.block_on(async {
+            let tasks: Vec<_> = (0..TASKS)
+                .map(|_| {
+                    let sem = Arc::clone(&sem);
+                    tokio::spawn(async move {
+                        let mut x = 0u64;
+                        for _ in 0..PER_TASK {
+                            let permit = sem.acquire().await.unwrap();
+                            x = x.wrapping_add(work(black_box(steps)));
+                            drop(permit);
+                        }
+                        black_box(x);
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await.unwrap();
+            }
+        });
+        per_op(t.elapsed(), TASKS * PER_TASK)
+    }};
+}
+
+macro_rules! channel_one_task {
+    ($sync:path) => {{
+        use $sync as s;
+        let rt = current_thread();
+        let t = Instant::now();
+        rt.block_on(async {
+            let (tx, mut rx) = s::mpsc::channel::<u64>(64);
+            let mut sum = 0u64;
+            for i in 0..UNCONTENDED {
+                tx.send(i).await.unwrap();
+                sum = sum.wrapping_add(rx.recv().await.unwrap());
+            }
+            black_box(sum);
+        });
+        per_op(t.elapsed(), UNCONTENDED)
     }};
 }
 
@@ -124,76 +228,164 @@ macro_rules! channel {
             producer.await.unwrap();
             black_box(sum);
         });
-        t.elapsed() / MESSAGES as u32
+        per_op(t.elapsed(), MESSAGES)
     }};
 }
 
-/// Runs the three variants interleaved; prints min and median ns per op and
-/// the ratios to tokio's.
-fn compare(name: &str, mut variants: [(&str, &mut dyn FnMut() -> Duration); 3]) {
+macro_rules! contended_channel {
+    ($sync:path, $steps:expr) => {{
+        use $sync as s;
+        let rt = two_workers();
+        let steps = $steps;
+        let t = Instant::now();
+        rt.block_on(async {
+            let (tx, mut rx) = s::mpsc::channel::<u64>(8);
+            let producers: Vec<_> = (0..TASKS)
+                .map(|_| {
+                    let tx = tx.clone();
+                    tokio::spawn(async move {
+                        for i in 0..PER_TASK {
+                            tx.send(i).await.unwrap();
+                        }
+                    })
+                })
+                .collect();
+            drop(tx);
+            let consumer = tokio::spawn(async move {
+                let mut sum = 0u64;
+                while let Some(v) = rx.recv().await {
+                    sum = sum.wrapping_add(v).wrapping_add(work(black_box(steps)));
+                }
+                sum
+            });
+            for producer in producers {
+                producer.await.unwrap();
+            }
+            black_box(consumer.await.unwrap());
+        });
+        per_op(t.elapsed(), TASKS * PER_TASK)
+    }};
+}
+
+/// One variant's run: nanoseconds per operation.
+type Run<'a> = &'a mut dyn FnMut() -> f64;
+
+/// Runs the three variants interleaved (or `--solo` one alone); prints min
+/// and median ns per op and the ratios to tokio's.
+fn compare(name: &str, tokio: Run, off: Run, on: Run) {
+    if arg_after("--only").is_some_and(|only| !name.contains(only.as_str())) {
+        return;
+    }
+    let mut variants: [(&str, Run); 3] = [
+        ("tokio::sync", tokio),
+        ("syncprof off", off),
+        ("syncprof on", on),
+    ];
+    if let Some(solo) = arg_after("--solo") {
+        let i = match solo.as_str() {
+            "tokio" => 0,
+            "off" => 1,
+            "on" => 2,
+            _ => panic!("--solo tokio|off|on"),
+        };
+        profiling(i == 2);
+        let samples: Vec<f64> = (0..rounds()).map(|_| (variants[i].1)()).collect();
+        profiling(false);
+        println!(
+            "{name}: {} alone, median {:.1} ns",
+            variants[i].0,
+            median(samples)
+        );
+        return;
+    }
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); 3];
     for _ in 0..rounds() {
         for (i, (label, run)) in variants.iter_mut().enumerate() {
             profiling(*label == "syncprof on");
-            times[i].push(run().as_secs_f64() * 1e9);
+            times[i].push(run());
             profiling(false);
         }
     }
-    let stat = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        (v[0], v[v.len() / 2])
-    };
-    let stats: Vec<(f64, f64)> = times.iter_mut().map(stat).collect();
     println!("{name}");
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
     for (i, (label, _)) in variants.iter().enumerate() {
-        let (min, median) = stats[i];
         println!(
-            "  {label:<13} min {min:>8.1} ns  median {median:>8.1} ns  time ratio to tokio {:.3} (median {:.3})",
-            min / stats[0].0,
-            median / stats[0].1
+            "  {label:<13} min {:>8.1} ns  median {:>8.1} ns  ratio to tokio: of mins {:.3}, paired median {:.3}",
+            min(&times[i]),
+            median(times[i].clone()),
+            min(&times[i]) / min(&times[0]),
+            paired(&times[i], &times[0]),
         );
     }
+    println!(
+        "  on / off: of mins {:.3}, paired median {:.3}",
+        min(&times[2]) / min(&times[1]),
+        paired(&times[2], &times[1]),
+    );
 }
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let steps = calibrate(Duration::from_micros(1));
+    // `--steps N` fixes the critical section's work (for instruction counts
+    // under valgrind, where the calibration would measure valgrind).
+    let steps = arg_after("--steps").map_or_else(
+        || calibrate(Duration::from_micros(1)),
+        |n| n.parse().expect("--steps N"),
+    );
     compare(
         "uncontended lock().await + drop (current-thread runtime)",
-        [
-            ("tokio::sync", &mut || uncontended_mutex!(tokio::sync)),
-            ("syncprof off", &mut || uncontended_mutex!(syncprof::tokio)),
-            ("syncprof on", &mut || uncontended_mutex!(syncprof::tokio)),
-        ],
+        &mut || uncontended_mutex!(tokio::sync),
+        &mut || uncontended_mutex!(syncprof::tokio),
+        &mut || uncontended_mutex!(syncprof::tokio),
+    );
+    compare(
+        "uncontended lock_owned().await + drop (current-thread runtime)",
+        &mut || uncontended_mutex_owned!(tokio::sync),
+        &mut || uncontended_mutex_owned!(syncprof::tokio),
+        &mut || uncontended_mutex_owned!(syncprof::tokio),
     );
     compare(
         "8 tasks, 2 workers, one mutex, ~1 µs section (time per section)",
-        [
-            ("tokio::sync", &mut || contended_mutex!(tokio::sync, steps)),
-            ("syncprof off", &mut || {
-                contended_mutex!(syncprof::tokio, steps)
-            }),
-            ("syncprof on", &mut || {
-                contended_mutex!(syncprof::tokio, steps)
-            }),
-        ],
+        &mut || contended_mutex!(tokio::sync, steps),
+        &mut || contended_mutex!(syncprof::tokio, steps),
+        &mut || contended_mutex!(syncprof::tokio, steps),
     );
     compare(
         "semaphore acquire + release (uncontended)",
-        [
-            ("tokio::sync", &mut || semaphore!(tokio::sync)),
-            ("syncprof off", &mut || semaphore!(syncprof::tokio)),
-            ("syncprof on", &mut || semaphore!(syncprof::tokio)),
-        ],
+        &mut || semaphore!(tokio::sync),
+        &mut || semaphore!(syncprof::tokio),
+        &mut || semaphore!(syncprof::tokio),
+    );
+    compare(
+        "semaphore acquire_owned + release (uncontended)",
+        &mut || semaphore_owned!(tokio::sync),
+        &mut || semaphore_owned!(syncprof::tokio),
+        &mut || semaphore_owned!(syncprof::tokio),
+    );
+    compare(
+        "8 tasks, 2 workers, semaphore(2), ~1 µs section (time per section)",
+        &mut || contended_semaphore!(tokio::sync, steps),
+        &mut || contended_semaphore!(syncprof::tokio, steps),
+        &mut || contended_semaphore!(syncprof::tokio, steps),
+    );
+    compare(
+        "bounded mpsc(64) send + recv, one task (uncontended)",
+        &mut || channel_one_task!(tokio::sync),
+        &mut || channel_one_task!(syncprof::tokio),
+        &mut || channel_one_task!(syncprof::tokio),
     );
     compare(
         "bounded mpsc(64) send/recv, 2 workers (time per message)",
-        [
-            ("tokio::sync", &mut || channel!(tokio::sync)),
-            ("syncprof off", &mut || channel!(syncprof::tokio)),
-            ("syncprof on", &mut || channel!(syncprof::tokio)),
-        ],
+        &mut || channel!(tokio::sync),
+        &mut || channel!(syncprof::tokio),
+        &mut || channel!(syncprof::tokio),
+    );
+    compare(
+        "8 senders, 2 workers, mpsc(8), ~1 µs per message (time per message)",
+        &mut || contended_channel!(tokio::sync, steps),
+        &mut || contended_channel!(syncprof::tokio, steps),
+        &mut || contended_channel!(syncprof::tokio, steps),
     );
 }

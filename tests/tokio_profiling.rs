@@ -233,6 +233,109 @@ fn semaphore_of_two_permits_with_eight_tasks() {
     );
 }
 
+#[inline(never)]
+async fn use_an_owned_slot(pool: Arc<syncprof::tokio::Semaphore>, hold: Duration) {
+    let permit = pool.acquire_owned().await.unwrap();
+    tokio::time::sleep(hold).await;
+    drop(permit);
+    std::hint::black_box(());
+}
+
+/// An owned acquire's wait is its own: the stack's leaf is `acquire_owned`
+/// (its future's `poll`), not the borrowed `acquire` it is built on, and
+/// nothing of the profiler is on it.
+#[test]
+fn an_owned_acquire_is_recorded_as_acquire_owned() {
+    let _rates = Rates::on();
+    let block0 = profile::block();
+    let (pool, site) = new_semaphore(1);
+    runtime().block_on(async {
+        let tasks: Vec<_> = (0..3)
+            .map(|_| {
+                tokio::spawn(use_an_owned_slot(
+                    Arc::clone(&pool),
+                    Duration::from_millis(20),
+                ))
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+    assert_eq!(
+        Arc::strong_count(&pool),
+        1,
+        "the permits gave their Arcs back"
+    );
+    let blocks = profile::block().delta(&block0);
+    let blocks = mine(&blocks, site);
+    let count: f64 = blocks.iter().map(|r| r.count()).sum();
+    assert_eq!(count, 2.0, "{blocks:#?}");
+    for record in &blocks {
+        let leaf = frames(record);
+        assert!(
+            leaf[0].contains("syncprof::tokio::semaphore::Semaphore")
+                && leaf[0].contains("acquire_owned"),
+            "{leaf:#?}"
+        );
+        assert!(
+            !leaf.iter().any(|f| f.contains("syncprof::profile")),
+            "{leaf:#?}"
+        );
+        assert!(mentions(record, "use_an_owned_slot"), "{leaf:#?}");
+    }
+}
+
+/// A `Pending` that is only tokio's cooperative yield (the task's budget is
+/// spent; a message is there) is not a wait; a real wait whose first
+/// `Pending` was such a yield is one wait, begun at the first `Pending` with
+/// budget left. (A receive checks the budget before it looks for a message,
+/// so its `Pending` with the budget spent is always the yield.)
+#[test]
+fn a_cooperative_yield_is_not_a_wait() {
+    use futures::FutureExt;
+
+    let _rates = Rates::on();
+    let block0 = profile::block();
+    let site = Location::caller();
+    let (tx, mut rx) = syncprof::tokio::mpsc::channel::<u32>(4);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        // A message there, budget spent: one `Pending` (the yield), then
+        // `Ready`.
+        tx.send(1).await.unwrap();
+        while tokio::task::coop::consume_budget().now_or_never().is_some() {}
+        {
+            let mut recv = std::pin::pin!(rx.recv());
+            assert!((&mut recv).now_or_never().is_none(), "a cooperative yield");
+            assert_eq!(recv.await, Some(1));
+        }
+        // Empty, budget spent: the yield, then a real wait of ~50 ms.
+        let sender = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            tx.send(2).await.unwrap();
+        });
+        while tokio::task::coop::consume_budget().now_or_never().is_some() {}
+        assert_eq!(rx.recv().await, Some(2));
+        sender.await.unwrap();
+    });
+    let blocks = profile::block().delta(&block0);
+    let blocks: Vec<_> = blocks
+        .records()
+        .iter()
+        .filter(|r| {
+            r.event_kind() == Some(EventKind::AsyncChanRecv)
+                && r.lock_site().is_some_and(|s| s.file() == site.file())
+        })
+        .collect();
+    let count: f64 = blocks.iter().map(|r| r.count()).sum();
+    assert_eq!(count, 1.0, "the real wait only: {blocks:#?}");
+    ratio_in("wait / 50 ms", total_secs(&blocks) / 0.05, 0.5..=1.5);
+}
+
 // -------------------------------------------------------------- channel
 
 #[inline(never)]

@@ -24,6 +24,7 @@
 pub mod clock;
 mod delta;
 pub(crate) mod env;
+pub(crate) mod memo;
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;
 mod pprof;
@@ -462,7 +463,7 @@ pub(crate) fn record_block_cycles(
     let Some(_busy) = Recording::enter() else {
         return;
     };
-    let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) else {
+    let Some(weight) = rate::sample_block_here(cycles, rate) else {
         return;
     };
     let flags = thread_blocking_flags();
@@ -492,6 +493,13 @@ pub(crate) struct BlockWait {
 }
 
 impl BlockWait {
+    /// The tick the wait started at.
+    #[inline]
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn start(&self) -> u64 {
+        self.start
+    }
+
     /// Restarts the wait's clock: for a wait begun before the thread knew it
     /// would park (a writer prepares its wait before it keeps readers out,
     /// so that nothing allocates while it does), whose clock starts at the
@@ -607,7 +615,8 @@ pub(crate) fn begin_block_wait(
         BlockWait::timed_only(site, kind)
     } else {
         let mut buf = stack::StackBuf::new();
-        let wait = begin_wait(kind, site, thread_blocking_flags(), mark, &mut buf);
+        let out = waiting.then_some(&mut buf);
+        let wait = begin_wait(kind, site, thread_blocking_flags(), mark, out);
         if buf.addrs().is_empty() {
             // Not captured (this thread was inside the profiler).
         } else {
@@ -650,25 +659,26 @@ pub(crate) fn begin_async_wait(
     if rate::block_rate_ticks() == 0 {
         return BlockWait::timed_only(site, kind);
     }
-    let mut stack = stack::StackBuf::new();
     begin_wait(
         kind,
         site,
         Flags::NONE.with_labels(labels::for_event()),
         mark,
-        &mut stack,
+        None,
     )
 }
 
-/// Times a wait and prepares its bucket, capturing the stack into `stack`
-/// (left empty when this thread is already inside the profiler).
+/// Times a wait and prepares its bucket: the bucket of a stack this thread
+/// recorded on lately (see [`memo`]), else one found or made from a new
+/// capture. The stack's addresses go into `out` when given (left empty when
+/// this thread is already inside the profiler).
 #[inline(always)]
 fn begin_wait(
     kind: EventKind,
     site: Option<LockSite>,
     flags: Flags,
     mark: StackMark,
-    stack: &mut stack::StackBuf,
+    out: Option<&mut stack::StackBuf>,
 ) -> Option<BlockWait> {
     let start = clock::now();
     let Some(_busy) = Recording::enter() else {
@@ -678,15 +688,41 @@ fn begin_wait(
     let _ = SPARE_BUCKETS.try_with(SpareBuckets::free_all);
     // Seed this thread's generator now rather than at the end.
     rate::with_rng(|_| ());
-    stack::capture(mark, rate::stack_depth(), stack);
-    let bucket = table::global().prepare(
+    let depth = rate::stack_depth();
+    let mut out = out;
+    let bucket = match memo::lookup(
         ProfileKind::Block,
         kind,
         site,
         flags,
-        stack.addrs(),
-        stack.truncated(),
-    );
+        mark,
+        depth,
+        out.as_deref_mut(),
+    ) {
+        Some(bucket) => table::Prepared::Found(bucket),
+        None => {
+            let mut own = None;
+            let stack = match out {
+                Some(out) => out,
+                None => own.insert(stack::StackBuf::new()),
+            };
+            let mut chain = stack::Chain::new();
+            stack::capture_chain(mark, depth, stack, &mut chain);
+            let table = table::global();
+            let bucket = table.prepare(
+                ProfileKind::Block,
+                kind,
+                site,
+                flags,
+                stack.addrs(),
+                stack.truncated(),
+            );
+            if let table::Prepared::Found(found) = bucket {
+                memo::remember(ProfileKind::Block, kind, site, flags, depth, &chain, found);
+            }
+            bucket
+        }
+    };
     Some(BlockWait {
         start,
         bucket: Some(bucket),
@@ -718,7 +754,7 @@ pub(crate) fn cancel_block_wait(mut wait: BlockWait) {
     if rate == 0 {
         return;
     }
-    let Some(weight) = rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)) else {
+    let Some(weight) = rate::sample_block_here(cycles, rate) else {
         return;
     };
     let Some(waited) = wait.bucket() else {
@@ -770,7 +806,7 @@ pub(crate) fn end_block_wait(wait: BlockWait) {
     };
     let rate = rate::block_rate_ticks();
     let weight = match Recording::enter() {
-        Some(_busy) if rate != 0 => rate::with_rng(|rng| rate::sample_block(cycles, rate, rng)),
+        Some(_busy) if rate != 0 => rate::sample_block_here(cycles, rate),
         _ => None,
     };
     let unused = match (bucket, weight) {
@@ -825,7 +861,7 @@ pub(crate) fn record_mutex(
     let Some(_busy) = Recording::enter() else {
         return;
     };
-    let Some(weight) = rate::with_rng(|rng| rate::sample_mutex(delay, woken, fraction, rng)) else {
+    let Some(weight) = rate::sample_mutex_here(delay, woken, fraction) else {
         return;
     };
     // The unlocker's labels: who was holding.
@@ -843,16 +879,17 @@ fn record(
     weight: rate::Weight,
 ) {
     let mut stack = stack::StackBuf::new();
-    stack::capture(mark, rate::stack_depth(), &mut stack);
-    table::global().add_flagged(
-        profile,
-        kind,
-        site,
-        flags,
-        stack.addrs(),
-        stack.truncated(),
-        weight,
-    );
+    let depth = rate::stack_depth();
+    if let Some(bucket) = memo::lookup(profile, kind, site, flags, mark, depth, None) {
+        bucket.add(weight);
+        return;
+    }
+    let mut chain = stack::Chain::new();
+    stack::capture_chain(mark, depth, &mut stack, &mut chain);
+    let bucket =
+        table::global().bucket(profile, kind, site, flags, stack.addrs(), stack.truncated());
+    bucket.add(weight);
+    memo::remember(profile, kind, site, flags, depth, &chain, bucket);
 }
 
 /// Sets the cap on distinct stacks in the table (default
@@ -1603,6 +1640,89 @@ mod alloc_tests {
     #[inline(never)]
     fn record_here() {
         super::__private::record_block_event(5_000_000_000, super::EventKind::Barrier);
+    }
+
+    // Each does something of its own, so that the optimiser does not merge
+    // them into one function.
+    #[inline(never)]
+    fn record_from_one() {
+        core::hint::black_box(1);
+        super::__private::record_block_event(5_000_000_000, super::EventKind::AsyncBarrier);
+    }
+
+    #[inline(never)]
+    fn record_from_another() {
+        core::hint::black_box(2);
+        super::__private::record_block_event(5_000_000_000, super::EventKind::AsyncBarrier);
+        core::hint::black_box(3);
+    }
+
+    #[inline(never)]
+    fn wait_from_one() {
+        core::hint::black_box(4);
+        super::__private::simulated_block_wait(super::EventKind::AsyncBarrier, 1_000);
+    }
+
+    #[inline(never)]
+    fn wait_from_another() {
+        core::hint::black_box(5);
+        super::__private::simulated_block_wait(super::EventKind::AsyncBarrier, 1_000);
+        core::hint::black_box(6);
+    }
+
+    /// The per-thread memo of recent stacks: events from stacks that differ
+    /// (interleaved, on one thread) land on their own buckets, as a fresh
+    /// walk would put them, whether recorded at once or as a wait.
+    #[test]
+    fn interleaved_stacks_keep_their_own_buckets() {
+        let _serial = super::tests::RATES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let previous = crate::block_rate();
+        crate::set_block_rate(1);
+        let before = super::block();
+        for i in 0..60 {
+            match i % 5 {
+                0 | 3 => record_from_one(),
+                1 => record_from_another(),
+                2 => wait_from_one(),
+                _ => wait_from_another(),
+            }
+        }
+        crate::set_block_rate(previous);
+        let delta = super::block().delta(&before);
+        let mut counts: Vec<(String, f64)> = delta
+            .records()
+            .iter()
+            .filter(|r| r.event_kind() == Some(super::EventKind::AsyncBarrier))
+            .map(|r| {
+                let caller = r
+                    .frames()
+                    .iter()
+                    .map(|f| f.function.clone())
+                    .find(|f| f.contains("from_"))
+                    .unwrap_or_default();
+                (caller, r.count())
+            })
+            .collect();
+        counts.sort_by(|a, b| a.0.cmp(&b.0));
+        let named = |name: &str| {
+            counts
+                .iter()
+                .filter(|(caller, _)| caller.contains(name))
+                .map(|&(_, count)| count)
+                .sum::<f64>()
+        };
+        let mut each: Vec<f64> = counts.iter().map(|c| c.1).collect();
+        each.sort_by(f64::total_cmp);
+        assert_eq!(each, [12.0, 12.0, 12.0, 24.0], "{counts:?}");
+        // Which stack has which count (when the test binary can name them).
+        if counts.iter().all(|(caller, _)| !caller.is_empty()) {
+            assert_eq!(named("record_from_one"), 24.0, "{counts:?}");
+            assert_eq!(named("record_from_another"), 12.0, "{counts:?}");
+            assert_eq!(named("wait_from_one"), 12.0, "{counts:?}");
+            assert_eq!(named("wait_from_another"), 12.0, "{counts:?}");
+        }
     }
 
     #[test]

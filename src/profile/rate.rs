@@ -273,6 +273,32 @@ pub(crate) fn sample_mutex(
     })
 }
 
+/// [`sample_block`] with this thread's generator, touched only when the
+/// draw needs it (a wait shorter than the rate): at rate 1 never.
+#[inline]
+pub(crate) fn sample_block_here(cycles: u64, rate: u64) -> Option<Weight> {
+    if rate != 0 && cycles.max(1) >= rate {
+        return Some(Weight {
+            count: 1.0,
+            cycles: cycles.max(1),
+        });
+    }
+    with_rng(|rng| sample_block(cycles, rate, rng))
+}
+
+/// [`sample_mutex`] with this thread's generator, touched only when the
+/// draw needs it (a fraction above 1).
+#[inline]
+pub(crate) fn sample_mutex_here(delay: u64, woken: u64, fraction: u64) -> Option<Weight> {
+    if fraction == 1 {
+        return Some(Weight {
+            count: woken as f64,
+            cycles: delay,
+        });
+    }
+    with_rng(|rng| sample_mutex(delay, woken, fraction, rng))
+}
+
 thread_local! {
     /// This thread's sampling generator, seeded on first use. Only touched
     /// inside the profiler's re-entrancy guard, so the borrow never nests.
@@ -295,6 +321,25 @@ pub(crate) fn with_rng<R>(f: impl FnOnce(&mut SmallRng) -> R) -> R {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_draw_free_paths_weigh_as_the_draws_do() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        for (cycles, rate) in [(0, 1), (1, 1), (5000, 1000), (1000, 1000), (u64::MAX, 3)] {
+            assert_eq!(
+                sample_block_here(cycles, rate),
+                sample_block(cycles, rate, &mut rng)
+            );
+        }
+        assert_eq!(sample_block_here(5, 0), None);
+        for (delay, woken) in [(0, 1), (700, 3), (u64::MAX, 1)] {
+            assert_eq!(
+                sample_mutex_here(delay, woken, 1),
+                sample_mutex(delay, woken, 1, &mut rng)
+            );
+        }
+        assert_eq!(sample_mutex_here(700, 1, 0), None);
+    }
 
     #[test]
     fn long_waits_always_recorded_with_their_own_weight() {

@@ -24,22 +24,26 @@ use super::rate::MAX_STACK_DEPTH;
 /// The address of a local variable of the function whose caller should be the
 /// leaf of a captured stack. See the module docs.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct StackMark(usize);
+pub(crate) struct StackMark(usize, usize);
 
 impl StackMark {
     /// Marks the frame that holds `local`. `local` must live in the stack
     /// frame of the function that should be skipped last (a `let` in that
     /// function, not a reference passed in from elsewhere).
+    ///
+    /// Also notes that function's frame pointer (inlined into it, this reads
+    /// its own): the record a walk from the mark starts keeping frames at,
+    /// which [`first_record`] then need not walk up to.
     #[inline(always)]
     pub(crate) fn of<T>(local: &T) -> Self {
-        Self(core::ptr::from_ref(local) as usize)
+        Self(core::ptr::from_ref(local) as usize, fp::here())
     }
 
     /// A mark that skips only the capture machinery itself (used by tests and
     /// benches): everything from the caller of `capture` upward is kept.
     #[inline(always)]
     pub(crate) fn none() -> Self {
-        Self(0)
+        Self(0, 0)
     }
 }
 
@@ -97,6 +101,17 @@ impl StackBuf {
         self.truncated
     }
 
+    /// Sets the contents to `addrs` (at most [`MAX_STACK_DEPTH`] of them),
+    /// cut if `truncated`: a stack captured before.
+    pub(crate) fn set(&mut self, addrs: &[usize], truncated: bool) {
+        let addrs = &addrs[..addrs.len().min(MAX_STACK_DEPTH)];
+        for (slot, &addr) in self.addrs.iter_mut().zip(addrs) {
+            *slot = MaybeUninit::new(addr);
+        }
+        self.len = addrs.len();
+        self.truncated = truncated;
+    }
+
     /// Appends `addr`; returns false (and marks the stack truncated) when the
     /// buffer already holds `depth` addresses.
     #[inline]
@@ -108,6 +123,171 @@ impl StackBuf {
         self.addrs[self.len] = MaybeUninit::new(addr);
         self.len += 1;
         true
+    }
+}
+
+/// Most frame records a [`Chain`] keeps; a deeper stack is not memoised.
+pub(crate) const CHAIN_MAX: usize = 64;
+
+/// The frame records a frame-pointer walk read above its mark: the address
+/// of the first, and each one's two words (the caller's frame pointer, the
+/// return address), so that [`same_chain`] can tell later, with loads that do
+/// not wait on each other, whether a walk from the same mark would read the
+/// very same records (and so capture the very same stack): see
+/// [`same_records`]. Empty (`len` 0)
+/// when the walk was not a frame-pointer walk on x86_64 or the stack was
+/// deeper than [`CHAIN_MAX`].
+pub(crate) struct Chain {
+    first: usize,
+    words: [[usize; 2]; CHAIN_MAX],
+    len: usize,
+}
+
+impl Chain {
+    /// An empty chain.
+    pub(crate) const fn new() -> Chain {
+        Chain {
+            first: 0,
+            words: [[0; 2]; CHAIN_MAX],
+            len: 0,
+        }
+    }
+
+    /// Whether the walk was recorded whole (a memo may keep it).
+    pub(crate) fn is_complete(&self) -> bool {
+        self.len != 0
+    }
+
+    /// The record the walk started keeping frames at, if it was recorded
+    /// whole.
+    #[inline]
+    pub(crate) fn first(&self) -> Option<usize> {
+        self.is_complete().then_some(self.first)
+    }
+
+    /// The first record at which this chain and `other` differ (their
+    /// lengths aside).
+    pub(crate) fn differs_at(&self, other: &Chain) -> Option<usize> {
+        let len = self.len.min(other.len);
+        (0..len).find(|&i| self.words[i] != other.words[i])
+    }
+
+    /// Copies `other` into this chain.
+    pub(crate) fn copy_from(&mut self, other: &Chain) {
+        self.first = other.first;
+        self.len = other.len;
+        self.words[..other.len].copy_from_slice(&other.words[..other.len]);
+    }
+
+    #[inline(always)]
+    fn push(&mut self, fp: usize, next: usize, ret: usize) {
+        if self.len == usize::MAX {
+            return;
+        }
+        if self.len == 0 {
+            self.first = fp;
+        }
+        if self.len == CHAIN_MAX {
+            self.len = usize::MAX;
+            return;
+        }
+        self.words[self.len] = [next, ret];
+        self.len += 1;
+    }
+
+    /// Ends the recording: a chain that overflowed is left empty.
+    fn finish(&mut self) {
+        if self.len == usize::MAX {
+            self.len = 0;
+        }
+    }
+}
+
+/// The address of the first frame record above `mark` on the current call
+/// chain: where a walk from `mark` starts keeping frames (see
+/// [`same_records`]). `None` when frame pointers are not walked (or the
+/// chain is broken below the mark). Must be called below the marked frame.
+#[inline(always)]
+pub(crate) fn first_record(mark: StackMark) -> Option<usize> {
+    if method() != FRAME_POINTERS {
+        return None;
+    }
+    fp::first_record(mark)
+}
+
+/// Whether a frame-pointer walk that starts at the record `first` (see
+/// [`first_record`]) would read the records `chain` holds, word for word:
+/// then [`capture`] would produce the stack it produced when `chain` was
+/// recorded. Exact: the walk's every step depends only on the words it reads
+/// (and on this thread's stack bounds and the depth, which the caller
+/// compares). Checks the words with loads that do not wait on each other
+/// (the walk's each wait on the last), and reads only this thread's live
+/// stack above the mark.
+#[inline(always)]
+pub(crate) fn same_records(first: usize, chain: &Chain) -> bool {
+    if !chain.is_complete() || first != chain.first {
+        return false;
+    }
+    // Every record address after the first is a word the walk read and
+    // found valid and above the one before; all lie above `first`, itself
+    // above the mark (a frame of our caller's, still live), in this
+    // thread's stack. So each load below reads mapped stack memory, and
+    // none waits on another: the differences are or-ed together, without a
+    // branch per record.
+    let mut at = first;
+    let mut diff = 0;
+    for &[next, ret] in &chain.words[..chain.len] {
+        let record = at as *const usize;
+        // SAFETY: see above.
+        let (n, r) = unsafe { (record.read(), record.add(1).read()) };
+        diff |= (n ^ next) | (r ^ ret);
+        at = next;
+    }
+    diff == 0
+}
+
+/// Whether the record `index` of `chain` (a complete chain that starts at
+/// `first`, the current first record: see [`first_record`]) holds the same
+/// words now: a quick test that tells apart two chains known to differ
+/// there before [`same_records`] checks them whole.
+#[inline(always)]
+pub(crate) fn same_record(first: usize, chain: &Chain, index: usize) -> bool {
+    let Some(&[next, ret]) = chain.words[..chain.len].get(index) else {
+        return true;
+    };
+    let at = match index {
+        0 => first,
+        _ => chain.words[index - 1][0],
+    };
+    let record = at as *const usize;
+    // SAFETY: as in `same_records`: a record address the walk followed,
+    // above `first`, in this thread's live stack.
+    let (n, r) = unsafe { (record.read(), record.add(1).read()) };
+    n == next && r == ret
+}
+
+/// [`capture`], recording the frame records read into `chain` (see
+/// [`Chain`]): for a frame-pointer walk on x86_64 only, else `chain` is left
+/// empty.
+#[inline(never)]
+pub(crate) fn capture_chain(mark: StackMark, depth: usize, out: &mut StackBuf, chain: &mut Chain) {
+    let depth = depth.clamp(1, MAX_STACK_DEPTH);
+    out.len = 0;
+    out.truncated = false;
+    chain.len = 0;
+    if method() == FRAME_POINTERS {
+        let mark = if mark.0 == 0 {
+            StackMark::of(&depth)
+        } else {
+            mark
+        };
+        fp::walk_chain(mark, depth, out, Some(chain));
+        chain.finish();
+        if !cfg!(target_arch = "x86_64") {
+            chain.len = 0;
+        }
+    } else {
+        capture_with_unwinder(mark, depth, out);
     }
 }
 
@@ -277,7 +457,7 @@ mod fp {
     //! The frame-pointer walk. A frame record is two words: the caller's frame
     //! pointer, then the return address into the caller.
 
-    use super::{StackBuf, StackMark};
+    use super::{Chain, StackBuf, StackMark};
     use core::cell::Cell;
 
     pub(super) const SUPPORTED: bool = true;
@@ -288,16 +468,22 @@ mod fp {
     }
 
     /// The current thread's stack bounds, read once per thread.
+    #[inline]
     fn stack_bounds() -> (usize, usize) {
         STACK_BOUNDS.with(|cell| {
             let cached = cell.get();
             if cached.1 != 0 {
                 return cached;
             }
-            let bounds = read_stack_bounds().unwrap_or((0, 0));
+            let bounds = read_bounds_once();
             cell.set(bounds);
             bounds
         })
+    }
+
+    #[cold]
+    fn read_bounds_once() -> (usize, usize) {
+        read_stack_bounds().unwrap_or((0, 0))
     }
 
     fn read_stack_bounds() -> Option<(usize, usize)> {
@@ -334,9 +520,57 @@ mod fp {
         fp
     }
 
+    /// The frame pointer of the function this is inlined into.
+    #[inline(always)]
+    pub(super) fn here() -> usize {
+        frame_pointer()
+    }
+
+    /// See [`super::first_record`].
+    #[inline(always)]
+    pub(super) fn first_record(mark: StackMark) -> Option<usize> {
+        let (low, high) = stack_bounds();
+        let top = high.saturating_sub(16);
+        let valid = |fp: usize| fp >= low && fp <= top && fp % 8 == 0;
+        // The marked function's own record, noted by `StackMark::of`: above
+        // its locals, so above the mark, and above every younger frame's
+        // record (they lie below its locals), it is the first record a walk
+        // from any frame younger than the mark keeps. (A mark made from a
+        // callee's frame pointer would lie below the local: then walk.)
+        if mark.1 > mark.0 && valid(mark.1) {
+            return Some(mark.1);
+        }
+        let mut fp = frame_pointer();
+        if high == 0 || !valid(fp) {
+            return None;
+        }
+        // Up through the capture machinery's frames, as the walk goes.
+        while fp <= mark.0 {
+            // SAFETY: `fp` is valid (inside this thread's stack, aligned, 16
+            // bytes below the top): the word is mapped, initialised stack.
+            let next = unsafe { (fp as *const usize).read() };
+            if next <= fp || !valid(next) {
+                return None;
+            }
+            fp = next;
+        }
+        Some(fp)
+    }
+
     /// Walks the frame-pointer chain from this function's caller.
     #[inline(never)]
     pub(super) fn walk(mark: StackMark, depth: usize, out: &mut StackBuf) {
+        walk_chain(mark, depth, out, None);
+    }
+
+    /// [`walk`], recording the records read above the mark into `chain`.
+    #[inline(always)]
+    pub(super) fn walk_chain(
+        mark: StackMark,
+        depth: usize,
+        out: &mut StackBuf,
+        mut chain: Option<&mut Chain>,
+    ) {
         let (low, high) = stack_bounds();
         let mut fp = frame_pointer();
         let valid = |fp: usize| fp >= low && fp <= high.saturating_sub(16) && fp % 8 == 0;
@@ -357,6 +591,9 @@ mod fp {
                 (record.read(), record.add(1).read())
             };
             if fp > mark.0 {
+                if let Some(chain) = chain.as_deref_mut() {
+                    chain.push(fp, next, ret);
+                }
                 if !crossed
                     && cfg!(target_arch = "aarch64")
                     && pending_below_mark != 0
@@ -385,11 +622,27 @@ mod fp {
     not(loom)
 )))]
 mod fp {
-    use super::{StackBuf, StackMark};
+    use super::{Chain, StackBuf, StackMark};
 
     pub(super) const SUPPORTED: bool = false;
 
     pub(super) fn walk(_mark: StackMark, _depth: usize, _out: &mut StackBuf) {}
+
+    pub(super) fn walk_chain(
+        _mark: StackMark,
+        _depth: usize,
+        _out: &mut StackBuf,
+        _chain: Option<&mut Chain>,
+    ) {
+    }
+
+    pub(super) fn first_record(_mark: StackMark) -> Option<usize> {
+        None
+    }
+
+    pub(super) fn here() -> usize {
+        0
+    }
 }
 
 #[cfg(test)]
@@ -462,6 +715,119 @@ mod tests {
             recurse(n - 1, out);
         }
         core::hint::black_box(&out.len);
+    }
+
+    /// Records the chain of a capture above this frame (`probe` `None`), or
+    /// checks one whole and at the record `probe`.
+    #[inline(never)]
+    fn chain_here(chain: &mut Chain, probe: Option<usize>) -> (bool, bool) {
+        let mark = 0u8;
+        let mark = StackMark::of(core::hint::black_box(&mark));
+        let result = match probe {
+            None => {
+                let mut out = Box::new(StackBuf::new());
+                capture_chain(mark, 128, &mut out, chain);
+                let mut plain = Box::new(StackBuf::new());
+                capture(mark, 128, &mut plain);
+                assert_eq!(out.addrs(), plain.addrs());
+                // The chain's return addresses are the capture's.
+                let rets: Vec<usize> = chain.words[..chain.len.min(out.len)]
+                    .iter()
+                    .map(|w| w[1])
+                    .collect();
+                assert_eq!(rets, out.addrs()[..rets.len()]);
+                (true, true)
+            }
+            Some(probe) => {
+                let first = first_record(mark).expect("frame pointers");
+                (same_records(first, chain), same_record(first, chain, probe))
+            }
+        };
+        core::hint::black_box(&result);
+        result
+    }
+
+    // Not the same code (the optimiser would merge them into one function).
+    #[inline(never)]
+    fn via_one(chain: &mut Chain, probe: Option<usize>) -> (bool, bool) {
+        core::hint::black_box(1);
+        let result = chain_here(chain, probe);
+        core::hint::black_box(&result);
+        result
+    }
+
+    #[inline(never)]
+    fn via_another(chain: &mut Chain, probe: Option<usize>) -> (bool, bool) {
+        core::hint::black_box(2);
+        let result = chain_here(chain, probe);
+        core::hint::black_box((&result, 3));
+        result
+    }
+
+    /// Calls `chain_here` through `via_one` or `via_another`, from one call
+    /// site each (a different call site is a different stack).
+    #[inline(never)]
+    fn from(one: bool, chain: &mut Chain, probe: Option<usize>) -> (bool, bool) {
+        let result = if one {
+            via_one(chain, probe)
+        } else {
+            via_another(chain, probe)
+        };
+        core::hint::black_box(&result);
+        result
+    }
+
+    #[test]
+    fn a_chain_matches_its_own_stack_only() {
+        let mut chains = [Box::new(Chain::new()), Box::new(Chain::new())];
+        // (through `via_one`, which chain, probe), all from one call site
+        // (another call site would be another stack): record each chain,
+        // then check each from both paths.
+        let mut at = 0;
+        let steps = [(true, 0, None), (false, 1, None)]
+            .into_iter()
+            .chain((0..3).flat_map(|_| {
+                [
+                    (true, 0, Some(usize::MAX)),
+                    (false, 0, Some(usize::MAX)),
+                    (false, 1, Some(usize::MAX)),
+                    (true, 1, Some(usize::MAX)),
+                ]
+            }));
+        for (one, chain, probe) in steps {
+            if probe.is_some() && at == 0 {
+                assert!(chains[0].is_complete(), "a shallow stack is kept whole");
+                // The marked frame's own record may already differ: it
+                // returns into another caller.
+                at = chains[0].differs_at(&chains[1]).expect("they differ") + 1;
+            }
+            // Whole, and at the record where they part.
+            let result = from(one, &mut chains[chain], probe.map(|_| at - 1));
+            if probe.is_some() {
+                let same = one == (chain == 0);
+                assert_eq!(result, (same, same), "{one} {chain}");
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn recurse_chain(n: usize, chain: &mut Chain) {
+        if n == 0 {
+            chain_here(chain, None);
+        } else {
+            recurse_chain(n - 1, chain);
+        }
+        core::hint::black_box(&chain.len);
+    }
+
+    #[test]
+    fn a_stack_deeper_than_a_chain_is_not_kept() {
+        let mut chain = Box::new(Chain::new());
+        recurse_chain(CHAIN_MAX + 10, &mut chain);
+        assert!(!chain.is_complete());
+        assert_eq!(chain.first(), None);
+        recurse_chain(3, &mut chain);
+        assert!(chain.is_complete());
     }
 
     #[test]

@@ -326,9 +326,24 @@ impl StackTable {
         truncated: bool,
         weight: Weight,
     ) {
+        self.bucket(profile, event, site, flags, addrs, truncated)
+            .add(weight);
+    }
+
+    /// The published bucket of this stack: found, or made and published (or
+    /// the overflow bucket when the table is full).
+    pub(crate) fn bucket(
+        &self,
+        profile: ProfileKind,
+        event: EventKind,
+        site: Option<LockSite>,
+        flags: Flags,
+        addrs: &[usize],
+        truncated: bool,
+    ) -> &Bucket {
         match self.prepare(profile, event, site, flags, addrs, truncated) {
-            Prepared::Found(bucket) => bucket.add(weight),
-            Prepared::New(bucket) => self.publish(bucket).0.add(weight),
+            Prepared::Found(bucket) => bucket,
+            Prepared::New(bucket) => self.publish(bucket).0,
         }
     }
 

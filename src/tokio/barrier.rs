@@ -1,10 +1,11 @@
 //! [`Barrier`]: `tokio::sync::Barrier` whose waits are recorded.
 
 use core::fmt;
+use core::future::Future;
 use core::panic::Location;
 
 use super::BarrierWaitResult;
-use super::wait::Waited;
+use super::wait::recorded;
 use crate::profile::{EventKind, LockSite};
 
 /// A barrier for `n` tasks: a drop-in replacement for
@@ -43,8 +44,15 @@ impl Barrier {
     }
 
     /// Waits until `n` tasks have called `wait`; one of them is the leader.
-    pub async fn wait(&self) -> BarrierWaitResult {
-        Waited::new(self.inner.wait(), EventKind::AsyncBarrier, self.site, None).await
+    pub fn wait(&self) -> impl Future<Output = BarrierWaitResult> {
+        recorded!(
+            Wait,
+            self.inner.wait(),
+            EventKind::AsyncBarrier,
+            self.site,
+            None,
+            |result| result,
+        )
     }
 }
 

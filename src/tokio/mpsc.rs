@@ -2,11 +2,12 @@
 //! finds the bounded channel full, a receive that finds a channel empty.
 
 use core::fmt;
+use core::future::Future;
 use core::panic::Location;
 use core::task::{Context, Poll};
 use std::time::Duration;
 
-use super::wait::Waited;
+use super::wait::recorded;
 use crate::profile::{EventKind, LockSite};
 
 pub use tokio::sync::mpsc::{Permit, PermitIterator, UnboundedSender, WeakUnboundedSender, error};
@@ -88,14 +89,15 @@ impl<T> Sender<T> {
     /// # Errors
     ///
     /// The value back, if the receiver is gone.
-    pub async fn send(&self, value: T) -> Result<(), SendError<T>> {
-        Waited::new(
+    pub fn send(&self, value: T) -> impl Future<Output = Result<(), SendError<T>>> {
+        recorded!(
+            Send,
             self.inner.send(value),
             EventKind::AsyncChanSend,
             self.site,
             None,
+            |result| result,
         )
-        .await
     }
 
     /// Waits for the receiver to close.
@@ -117,18 +119,19 @@ impl<T> Sender<T> {
     /// # Errors
     ///
     /// [`SendTimeoutError`] with the value.
-    pub async fn send_timeout(
+    pub fn send_timeout(
         &self,
         value: T,
         timeout: Duration,
-    ) -> Result<(), SendTimeoutError<T>> {
-        Waited::new(
+    ) -> impl Future<Output = Result<(), SendTimeoutError<T>>> {
+        recorded!(
+            SendTimeout,
             self.inner.send_timeout(value, timeout),
             EventKind::AsyncChanSend,
             self.site,
             None,
+            |result| result,
         )
-        .await
     }
 
     /// Sends from synchronous code, blocking the thread.
@@ -154,14 +157,15 @@ impl<T> Sender<T> {
     /// # Errors
     ///
     /// If the receiver is gone.
-    pub async fn reserve(&self) -> Result<Permit<'_, T>, SendError<()>> {
-        Waited::new(
+    pub fn reserve(&self) -> impl Future<Output = Result<Permit<'_, T>, SendError<()>>> {
+        recorded!(
+            Reserve,
             self.inner.reserve(),
             EventKind::AsyncChanSend,
             self.site,
             None,
+            |result| result,
         )
-        .await
     }
 
     /// Waits for room and reserves `n` slots.
@@ -169,14 +173,18 @@ impl<T> Sender<T> {
     /// # Errors
     ///
     /// If the receiver is gone.
-    pub async fn reserve_many(&self, n: usize) -> Result<PermitIterator<'_, T>, SendError<()>> {
-        Waited::new(
+    pub fn reserve_many(
+        &self,
+        n: usize,
+    ) -> impl Future<Output = Result<PermitIterator<'_, T>, SendError<()>>> {
+        recorded!(
+            ReserveMany,
             self.inner.reserve_many(n),
             EventKind::AsyncChanSend,
             self.site,
             None,
+            |result| result,
         )
-        .await
     }
 
     /// Waits for room and reserves one slot, moving the sender into the
@@ -185,16 +193,19 @@ impl<T> Sender<T> {
     /// # Errors
     ///
     /// If the receiver is gone.
-    pub async fn reserve_owned(self) -> Result<OwnedPermit<T>, SendError<()>> {
+    pub fn reserve_owned(self) -> impl Future<Output = Result<OwnedPermit<T>, SendError<()>>> {
         let site = self.site;
-        let inner = Waited::new(
+        recorded!(
+            ReserveOwned,
             self.inner.reserve_owned(),
             EventKind::AsyncChanSend,
             site,
             None,
+            move |inner| Ok(OwnedPermit {
+                inner: inner?,
+                site
+            }),
         )
-        .await?;
-        Ok(OwnedPermit { inner, site })
     }
 
     /// Reserves a slot if there is room now.
@@ -353,23 +364,35 @@ macro_rules! receiver_methods {
     () => {
         /// Receives the next message, waiting for one; `None` once the
         /// channel is closed and empty.
-        pub async fn recv(&mut self) -> Option<T> {
+        pub fn recv(&mut self) -> impl Future<Output = Option<T>> {
             let site = self.site;
-            Waited::new(self.inner.recv(), EventKind::AsyncChanRecv, site, None).await
+            recorded!(
+                Recv,
+                self.inner.recv(),
+                EventKind::AsyncChanRecv,
+                site,
+                None,
+                |message| message,
+            )
         }
 
         /// Receives up to `limit` messages into `buffer`, waiting for at
         /// least one; returns how many (0 once closed and empty, or when
         /// `limit` is 0).
-        pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
+        pub fn recv_many(
+            &mut self,
+            buffer: &mut Vec<T>,
+            limit: usize,
+        ) -> impl Future<Output = usize> {
             let site = self.site;
-            Waited::new(
+            recorded!(
+                RecvMany,
                 self.inner.recv_many(buffer, limit),
                 EventKind::AsyncChanRecv,
                 site,
                 None,
+                |received| received,
             )
-            .await
         }
 
         /// Receives a message if one is there now.

@@ -4,6 +4,7 @@
 
 use core::cell::UnsafeCell;
 use core::fmt;
+use core::future::Future;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
@@ -12,8 +13,8 @@ use core::ptr;
 use std::sync::Arc;
 
 use super::TryLockError;
-use super::wait::{Held, WaitQueue, Waited, assert_may_block, blocking_slow};
-use crate::profile::{EventKind, LockSite, keep_frame};
+use super::wait::{Held, WaitQueue, assert_may_block, blocking_slow, recorded};
+use crate::profile::{EventKind, keep_frame};
 
 type TokioGuard<'a> = tokio::sync::MutexGuard<'a, ()>;
 
@@ -62,7 +63,6 @@ type TokioGuard<'a> = tokio::sync::MutexGuard<'a, ()>;
 /// # });
 /// ```
 pub struct Mutex<T: ?Sized> {
-    site: LockSite,
     queue: WaitQueue,
     lock: tokio::sync::Mutex<()>,
     data: UnsafeCell<T>,
@@ -165,8 +165,7 @@ impl<T: ?Sized> Mutex<T> {
         T: Sized,
     {
         Mutex {
-            site: Location::caller(),
-            queue: WaitQueue::new(),
+            queue: WaitQueue::new(Location::caller()),
             lock: tokio::sync::Mutex::const_new(()),
             data: UnsafeCell::new(t),
         }
@@ -174,7 +173,7 @@ impl<T: ?Sized> Mutex<T> {
 
     #[inline(always)]
     fn held<'a>(&'a self, guard: TokioGuard<'a>) -> Held<'a, TokioGuard<'a>> {
-        Held::new(guard, &self.queue, EventKind::AsyncMutex, self.site)
+        Held::new(guard, &self.queue)
     }
 
     /// Locks the mutex, waiting (asynchronously) in FIFO order for it.
@@ -189,18 +188,18 @@ impl<T: ?Sized> Mutex<T> {
     /// *n = 2;
     /// # });
     /// ```
-    pub async fn lock(&self) -> MutexGuard<'_, T> {
-        let guard = Waited::new(
+    pub fn lock(&self) -> impl Future<Output = MutexGuard<'_, T>> {
+        recorded!(
+            Lock,
             self.lock.lock(),
             EventKind::AsyncMutex,
-            self.site,
+            self.queue.site(),
             Some(&self.queue),
+            move |guard| MutexGuard {
+                held: self.held(guard),
+                lock: self,
+            },
         )
-        .await;
-        MutexGuard {
-            held: self.held(guard),
-            lock: self,
-        }
     }
 
     /// Locks the mutex from synchronous code, blocking the thread; a wait is
@@ -226,10 +225,12 @@ impl<T: ?Sized> Mutex<T> {
                 guard
             }
             Err(_) => {
-                let guard =
-                    blocking_slow(EventKind::AsyncMutex, self.site, Some(&self.queue), || {
-                        self.lock.blocking_lock()
-                    });
+                let guard = blocking_slow(
+                    EventKind::AsyncMutex,
+                    self.queue.site(),
+                    Some(&self.queue),
+                    || self.lock.blocking_lock(),
+                );
                 keep_frame();
                 guard
             }
@@ -248,12 +249,15 @@ impl<T: ?Sized> Mutex<T> {
     /// As [`blocking_lock`](Self::blocking_lock).
     #[track_caller]
     pub fn blocking_lock_owned(self: Arc<Self>) -> OwnedMutexGuard<T> {
-        let guard = ManuallyDrop::new(self.blocking_lock());
+        // SAFETY: the owned guard keeps `self`, and so the mutex, as long
+        // as the hold taken through `this`.
+        let this = unsafe { &*Arc::as_ptr(&self) };
+        let guard = ManuallyDrop::new(this.blocking_lock());
         // SAFETY: `guard` is forgotten, so its `Held` is moved out exactly
         // once, unreleased.
         let held = unsafe { ptr::read(&guard.held) };
         // SAFETY: `held` holds `self`'s lock.
-        unsafe { Self::owned(Arc::clone(&self), held) }
+        unsafe { Self::owned(self, held) }
     }
 
     /// An owned guard from a hold on `this`.
@@ -286,17 +290,27 @@ impl<T: ?Sized> Mutex<T> {
     /// *n = 2;
     /// # });
     /// ```
-    pub async fn lock_owned(self: Arc<Self>) -> OwnedMutexGuard<T> {
-        let guard = Waited::new(
-            self.lock.lock(),
+    pub fn lock_owned(self: Arc<Self>) -> impl Future<Output = OwnedMutexGuard<T>> {
+        // SAFETY: the future keeps `self` (in its map, dropped after tokio's
+        // future, which borrows the mutex) and moves it into the owned
+        // guard, which keeps it as long as the hold taken through `this`.
+        let this = unsafe { &*Arc::as_ptr(&self) };
+        recorded!(
+            LockOwned,
+            this.lock.lock(),
             EventKind::AsyncMutex,
-            self.site,
-            Some(&self.queue),
+            this.queue.site(),
+            Some(&this.queue),
+            once: move |guard| {
+                // Through `self`, not `this`: the future's type names no
+                // borrow of the mutex (`T` need not be `'static`).
+                // SAFETY: as above.
+                let this = unsafe { &*Arc::as_ptr(&self) };
+                let held = this.held(guard);
+                // SAFETY: the hold is on `self`'s lock.
+                unsafe { Self::owned(self, held) }
+            },
         )
-        .await;
-        let held = self.held(guard);
-        // SAFETY: `held` holds `self`'s lock.
-        unsafe { Self::owned(Arc::clone(&self), held) }
     }
 
     /// Takes the lock if it is free.
@@ -319,10 +333,11 @@ impl<T: ?Sized> Mutex<T> {
     ///
     /// [`TryLockError`] when the lock is held.
     pub fn try_lock_owned(self: Arc<Self>) -> Result<OwnedMutexGuard<T>, TryLockError> {
-        let guard = self.lock.try_lock()?;
-        let held = self.held(guard);
+        // SAFETY: as in `blocking_lock_owned`.
+        let this = unsafe { &*Arc::as_ptr(&self) };
+        let held = this.held(this.lock.try_lock()?);
         // SAFETY: `held` holds `self`'s lock.
-        Ok(unsafe { Self::owned(Arc::clone(&self), held) })
+        Ok(unsafe { Self::owned(self, held) })
     }
 
     /// The data, through an exclusive borrow (no locking needed).

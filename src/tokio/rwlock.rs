@@ -4,6 +4,7 @@
 
 use core::cell::UnsafeCell;
 use core::fmt;
+use core::future::Future;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
@@ -12,8 +13,8 @@ use core::ptr;
 use std::sync::Arc;
 
 use super::TryLockError;
-use super::wait::{Held, WaitQueue, Waited, assert_may_block, blocking_slow};
-use crate::profile::{EventKind, LockSite, keep_frame};
+use super::wait::{Held, WaitQueue, assert_may_block, blocking_slow, recorded};
+use crate::profile::{EventKind, keep_frame};
 
 type TokioRead<'a> = tokio::sync::RwLockReadGuard<'a, ()>;
 type TokioWrite<'a> = tokio::sync::RwLockWriteGuard<'a, ()>;
@@ -47,7 +48,6 @@ type WriteHeld<'a> = Held<'a, TokioWrite<'a>>;
 /// # });
 /// ```
 pub struct RwLock<T: ?Sized> {
-    site: LockSite,
     queue: WaitQueue,
     lock: tokio::sync::RwLock<()>,
     data: UnsafeCell<T>,
@@ -204,8 +204,7 @@ impl<T: ?Sized> RwLock<T> {
         T: Sized,
     {
         RwLock {
-            site: Location::caller(),
-            queue: WaitQueue::new(),
+            queue: WaitQueue::new(Location::caller()),
             lock,
             data: UnsafeCell::new(value),
         }
@@ -213,7 +212,7 @@ impl<T: ?Sized> RwLock<T> {
 
     fn read_guard<'a>(&'a self, guard: TokioRead<'a>) -> RwLockReadGuard<'a, T> {
         RwLockReadGuard {
-            held: Held::new(guard, &self.queue, EventKind::AsyncRwLockRead, self.site),
+            held: Held::new(guard, &self.queue),
             data: self.data.get(),
             _marker: PhantomData,
         }
@@ -221,21 +220,21 @@ impl<T: ?Sized> RwLock<T> {
 
     fn write_guard<'a>(&'a self, guard: TokioWrite<'a>) -> RwLockWriteGuard<'a, T> {
         RwLockWriteGuard {
-            held: Held::new(guard, &self.queue, EventKind::AsyncRwLockWrite, self.site),
+            held: Held::new(guard, &self.queue),
             lock: self,
         }
     }
 
     /// Waits for shared access.
-    pub async fn read(&self) -> RwLockReadGuard<'_, T> {
-        let guard = Waited::new(
+    pub fn read(&self) -> impl Future<Output = RwLockReadGuard<'_, T>> {
+        recorded!(
+            Read,
             self.lock.read(),
             EventKind::AsyncRwLockRead,
-            self.site,
+            self.queue.site(),
             Some(&self.queue),
+            move |guard| self.read_guard(guard),
         )
-        .await;
-        self.read_guard(guard)
     }
 
     /// Shared access from synchronous code, blocking the thread.
@@ -252,7 +251,7 @@ impl<T: ?Sized> RwLock<T> {
             Err(_) => {
                 let guard = blocking_slow(
                     EventKind::AsyncRwLockRead,
-                    self.site,
+                    self.queue.site(),
                     Some(&self.queue),
                     || self.lock.blocking_read(),
                 );
@@ -264,9 +263,25 @@ impl<T: ?Sized> RwLock<T> {
     }
 
     /// [`read`](Self::read) on an `Arc`'d lock: an owned guard.
-    pub async fn read_owned(self: Arc<Self>) -> OwnedRwLockReadGuard<T> {
-        let guard = self.read().await;
-        RwLockReadGuard::owned(guard, Arc::clone(&self))
+    pub fn read_owned(self: Arc<Self>) -> impl Future<Output = OwnedRwLockReadGuard<T>> {
+        // SAFETY: the future keeps `self` (in its map, dropped after tokio's
+        // future, which borrows the lock) and moves it into the owned guard,
+        // which keeps it as long as the hold taken through `this`.
+        let this = unsafe { &*Arc::as_ptr(&self) };
+        recorded!(
+            ReadOwned,
+            this.lock.read(),
+            EventKind::AsyncRwLockRead,
+            this.queue.site(),
+            Some(&this.queue),
+            once: move |guard| {
+                // Through `self`, not `this`: the future's type names no
+                // borrow of the lock (`T` need not be `'static`).
+                // SAFETY: as above.
+                let this = unsafe { &*Arc::as_ptr(&self) };
+                RwLockReadGuard::owned(this.read_guard(guard), self)
+            },
+        )
     }
 
     /// Shared access if no writer holds or waits for the lock.
@@ -284,20 +299,22 @@ impl<T: ?Sized> RwLock<T> {
     ///
     /// [`TryLockError`] if a writer holds or waits for the lock.
     pub fn try_read_owned(self: Arc<Self>) -> Result<OwnedRwLockReadGuard<T>, TryLockError> {
-        let guard = self.try_read()?;
-        Ok(RwLockReadGuard::owned(guard, Arc::clone(&self)))
+        // SAFETY: the owned guard keeps `self` as long as the hold taken
+        // through `this`.
+        let this = unsafe { &*Arc::as_ptr(&self) };
+        Ok(RwLockReadGuard::owned(this.try_read()?, self))
     }
 
     /// Waits for exclusive access.
-    pub async fn write(&self) -> RwLockWriteGuard<'_, T> {
-        let guard = Waited::new(
+    pub fn write(&self) -> impl Future<Output = RwLockWriteGuard<'_, T>> {
+        recorded!(
+            Write,
             self.lock.write(),
             EventKind::AsyncRwLockWrite,
-            self.site,
+            self.queue.site(),
             Some(&self.queue),
+            move |guard| self.write_guard(guard),
         )
-        .await;
-        self.write_guard(guard)
     }
 
     /// Exclusive access from synchronous code, blocking the thread.
@@ -314,7 +331,7 @@ impl<T: ?Sized> RwLock<T> {
             Err(_) => {
                 let guard = blocking_slow(
                     EventKind::AsyncRwLockWrite,
-                    self.site,
+                    self.queue.site(),
                     Some(&self.queue),
                     || self.lock.blocking_write(),
                 );
@@ -326,9 +343,23 @@ impl<T: ?Sized> RwLock<T> {
     }
 
     /// [`write`](Self::write) on an `Arc`'d lock: an owned guard.
-    pub async fn write_owned(self: Arc<Self>) -> OwnedRwLockWriteGuard<T> {
-        let guard = self.write().await;
-        RwLockWriteGuard::owned(guard, Arc::clone(&self))
+    pub fn write_owned(self: Arc<Self>) -> impl Future<Output = OwnedRwLockWriteGuard<T>> {
+        // SAFETY: as in `read_owned`.
+        let this = unsafe { &*Arc::as_ptr(&self) };
+        recorded!(
+            WriteOwned,
+            this.lock.write(),
+            EventKind::AsyncRwLockWrite,
+            this.queue.site(),
+            Some(&this.queue),
+            once: move |guard| {
+                // Through `self`, not `this`: the future's type names no
+                // borrow of the lock (`T` need not be `'static`).
+                // SAFETY: as above.
+                let this = unsafe { &*Arc::as_ptr(&self) };
+                RwLockWriteGuard::owned(this.write_guard(guard), self)
+            },
+        )
     }
 
     /// Exclusive access if the lock is free.
@@ -346,8 +377,9 @@ impl<T: ?Sized> RwLock<T> {
     ///
     /// [`TryLockError`] if the lock is held.
     pub fn try_write_owned(self: Arc<Self>) -> Result<OwnedRwLockWriteGuard<T>, TryLockError> {
-        let guard = self.try_write()?;
-        Ok(RwLockWriteGuard::owned(guard, Arc::clone(&self)))
+        // SAFETY: as in `try_read_owned`.
+        let this = unsafe { &*Arc::as_ptr(&self) };
+        Ok(RwLockWriteGuard::owned(this.try_write()?, self))
     }
 
     /// The data, through an exclusive borrow (no locking needed).
@@ -672,7 +704,7 @@ impl<T: ?Sized> OwnedRwLockWriteGuard<T> {
         let this = ManuallyDrop::new(self);
         let lock: Arc<RwLock<T>> = take!(this.lock);
         let read = TokioWrite::downgrade(take!(this.held).into_guard());
-        let held = Held::new(read, &lock.queue, EventKind::AsyncRwLockRead, lock.site);
+        let held = Held::new(read, &lock.queue);
         // SAFETY: the hold borrows from `lock`, kept by the new guard.
         let held: ReadHeld<'static> = unsafe { forever(held) };
         OwnedRwLockReadGuard {

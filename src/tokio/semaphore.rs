@@ -1,14 +1,15 @@
 //! [`Semaphore`]: `tokio::sync::Semaphore` with both profiles.
 
 use core::fmt;
+use core::future::Future;
 use core::mem::ManuallyDrop;
 use core::panic::Location;
 use core::ptr;
 use std::sync::Arc;
 
-use super::wait::{Held, WaitQueue, Waited, assert_may_block, blocking_slow, release_queued};
+use super::wait::{Held, WaitQueue, assert_may_block, blocking_slow, recorded, release_queued};
 use super::{AcquireError, TryAcquireError};
-use crate::profile::{EventKind, LockSite, keep_frame};
+use crate::profile::{EventKind, keep_frame};
 
 type TokioPermit<'a> = tokio::sync::SemaphorePermit<'a>;
 
@@ -41,7 +42,6 @@ type TokioPermit<'a> = tokio::sync::SemaphorePermit<'a>;
 /// # });
 /// ```
 pub struct Semaphore {
-    site: LockSite,
     queue: WaitQueue,
     inner: tokio::sync::Semaphore,
 }
@@ -77,8 +77,7 @@ impl Semaphore {
     #[track_caller]
     pub fn new(permits: usize) -> Self {
         Semaphore {
-            site: Location::caller(),
-            queue: WaitQueue::new(),
+            queue: WaitQueue::new(Location::caller()),
             inner: tokio::sync::Semaphore::new(permits),
         }
     }
@@ -87,8 +86,7 @@ impl Semaphore {
     #[track_caller]
     pub const fn const_new(permits: usize) -> Self {
         Semaphore {
-            site: Location::caller(),
-            queue: WaitQueue::new(),
+            queue: WaitQueue::new(Location::caller()),
             inner: tokio::sync::Semaphore::const_new(permits),
         }
     }
@@ -96,12 +94,15 @@ impl Semaphore {
     #[inline(always)]
     fn held<'a>(&'a self, permit: TokioPermit<'a>) -> SemaphorePermit<'a> {
         SemaphorePermit {
-            held: Held::new(permit, &self.queue, EventKind::Semaphore, self.site),
+            held: Held::new(permit, &self.queue),
             sem: self,
         }
     }
 
-    /// An owned permit from a borrowed one of `this`.
+    /// An owned permit from a borrowed one of `this` (taken through
+    /// [`unarc`], not a borrow of `this`, so that the `Arc` moves into the
+    /// owned permit instead of being cloned).
+    #[inline]
     fn owned(this: Arc<Self>, permit: SemaphorePermit<'_>) -> OwnedSemaphorePermit {
         let permit = ManuallyDrop::new(permit);
         // SAFETY: `permit` is never dropped: its hold moves out once.
@@ -134,7 +135,6 @@ impl Semaphore {
                 &self.queue,
                 || self.inner.add_permits(n),
                 EventKind::Semaphore,
-                self.site,
             );
             keep_frame();
         } else {
@@ -152,15 +152,15 @@ impl Semaphore {
     /// # Errors
     ///
     /// [`AcquireError`] if the semaphore is closed.
-    pub async fn acquire(&self) -> Result<SemaphorePermit<'_>, AcquireError> {
-        let permit = Waited::new(
+    pub fn acquire(&self) -> impl Future<Output = Result<SemaphorePermit<'_>, AcquireError>> {
+        recorded!(
+            Acquire,
             self.inner.acquire(),
             EventKind::Semaphore,
-            self.site,
+            self.queue.site(),
             Some(&self.queue),
+            move |permit| Ok(self.held(permit?)),
         )
-        .await?;
-        Ok(self.held(permit))
     }
 
     /// Waits for `n` permits at once.
@@ -168,15 +168,18 @@ impl Semaphore {
     /// # Errors
     ///
     /// [`AcquireError`] if the semaphore is closed.
-    pub async fn acquire_many(&self, n: u32) -> Result<SemaphorePermit<'_>, AcquireError> {
-        let permit = Waited::new(
+    pub fn acquire_many(
+        &self,
+        n: u32,
+    ) -> impl Future<Output = Result<SemaphorePermit<'_>, AcquireError>> {
+        recorded!(
+            AcquireMany,
             self.inner.acquire_many(n),
             EventKind::Semaphore,
-            self.site,
+            self.queue.site(),
             Some(&self.queue),
+            move |permit| Ok(self.held(permit?)),
         )
-        .await?;
-        Ok(self.held(permit))
     }
 
     /// Takes a permit if one is available.
@@ -226,10 +229,12 @@ impl Semaphore {
                 permit
             }
             Err(_) => {
-                let permit =
-                    blocking_slow(EventKind::Semaphore, self.site, Some(&self.queue), || {
-                        self.inner.blocking_acquire_many(n)
-                    });
+                let permit = blocking_slow(
+                    EventKind::Semaphore,
+                    self.queue.site(),
+                    Some(&self.queue),
+                    || self.inner.blocking_acquire_many(n),
+                );
                 keep_frame();
                 permit?
             }
@@ -242,9 +247,20 @@ impl Semaphore {
     /// # Errors
     ///
     /// [`AcquireError`] if the semaphore is closed.
-    pub async fn acquire_owned(self: Arc<Self>) -> Result<OwnedSemaphorePermit, AcquireError> {
-        let permit = self.acquire().await?;
-        Ok(Self::owned(Arc::clone(&self), permit))
+    pub fn acquire_owned(
+        self: Arc<Self>,
+    ) -> impl Future<Output = Result<OwnedSemaphorePermit, AcquireError>> {
+        // SAFETY: see `unarc`: the future keeps `self` (in `map`, dropped
+        // after tokio's future) and moves it into the owned permit.
+        let this = unsafe { unarc(&self) };
+        recorded!(
+            AcquireOwned,
+            this.inner.acquire(),
+            EventKind::Semaphore,
+            this.queue.site(),
+            Some(&this.queue),
+            once: move |permit| Ok(Self::owned(self, this.held(permit?))),
+        )
     }
 
     /// [`acquire_many`](Self::acquire_many) on an `Arc`'d semaphore.
@@ -252,12 +268,20 @@ impl Semaphore {
     /// # Errors
     ///
     /// [`AcquireError`] if the semaphore is closed.
-    pub async fn acquire_many_owned(
+    pub fn acquire_many_owned(
         self: Arc<Self>,
         n: u32,
-    ) -> Result<OwnedSemaphorePermit, AcquireError> {
-        let permit = self.acquire_many(n).await?;
-        Ok(Self::owned(Arc::clone(&self), permit))
+    ) -> impl Future<Output = Result<OwnedSemaphorePermit, AcquireError>> {
+        // SAFETY: as in `acquire_owned`.
+        let this = unsafe { unarc(&self) };
+        recorded!(
+            AcquireManyOwned,
+            this.inner.acquire_many(n),
+            EventKind::Semaphore,
+            this.queue.site(),
+            Some(&this.queue),
+            once: move |permit| Ok(Self::owned(self, this.held(permit?))),
+        )
     }
 
     /// [`try_acquire`](Self::try_acquire) on an `Arc`'d semaphore.
@@ -266,8 +290,9 @@ impl Semaphore {
     ///
     /// [`TryAcquireError`]: closed, or no permits.
     pub fn try_acquire_owned(self: Arc<Self>) -> Result<OwnedSemaphorePermit, TryAcquireError> {
-        let permit = self.try_acquire()?;
-        Ok(Self::owned(Arc::clone(&self), permit))
+        // SAFETY: see `unarc`.
+        let permit = unsafe { unarc(&self) }.try_acquire()?;
+        Ok(Self::owned(self, permit))
     }
 
     /// [`try_acquire_many`](Self::try_acquire_many) on an `Arc`'d semaphore.
@@ -279,8 +304,9 @@ impl Semaphore {
         self: Arc<Self>,
         n: u32,
     ) -> Result<OwnedSemaphorePermit, TryAcquireError> {
-        let permit = self.try_acquire_many(n)?;
-        Ok(Self::owned(Arc::clone(&self), permit))
+        // SAFETY: see `unarc`.
+        let permit = unsafe { unarc(&self) }.try_acquire_many(n)?;
+        Ok(Self::owned(self, permit))
     }
 
     /// [`blocking_acquire`](Self::blocking_acquire) on an `Arc`'d semaphore.
@@ -293,8 +319,9 @@ impl Semaphore {
     ///
     /// As [`blocking_acquire`](Self::blocking_acquire).
     pub fn blocking_acquire_owned(self: Arc<Self>) -> Result<OwnedSemaphorePermit, AcquireError> {
-        let permit = self.blocking_acquire()?;
-        Ok(Self::owned(Arc::clone(&self), permit))
+        // SAFETY: see `unarc`.
+        let permit = unsafe { unarc(&self) }.blocking_acquire()?;
+        Ok(Self::owned(self, permit))
     }
 
     /// [`blocking_acquire_many`](Self::blocking_acquire_many) on an `Arc`'d
@@ -311,8 +338,9 @@ impl Semaphore {
         self: Arc<Self>,
         n: u32,
     ) -> Result<OwnedSemaphorePermit, AcquireError> {
-        let permit = self.blocking_acquire_many(n)?;
-        Ok(Self::owned(Arc::clone(&self), permit))
+        // SAFETY: see `unarc`.
+        let permit = unsafe { unarc(&self) }.blocking_acquire_many(n)?;
+        Ok(Self::owned(self, permit))
     }
 
     /// Closes the semaphore: pending and later acquires fail.
@@ -324,6 +352,23 @@ impl Semaphore {
     pub fn is_closed(&self) -> bool {
         self.inner.is_closed()
     }
+}
+
+/// The semaphore in `arc`, borrowed for as long as the caller says.
+///
+/// # Safety
+///
+/// The reference, and every hold taken through it, must not outlive `arc`
+/// or the owned permit the `Arc` then moves into (which releases its hold
+/// before it drops the `Arc`). A caller's `Arc` keeps the semaphore in place
+/// while it runs, including across the `.await` of an owned acquire (a
+/// future dropped there drops its tokio future, which borrows the semaphore,
+/// before its `Arc`: locals before parameters).
+#[inline(always)]
+unsafe fn unarc<'a>(arc: &Arc<Semaphore>) -> &'a Semaphore {
+    // SAFETY: the pointer is valid while `arc` lives; the caller bounds the
+    // lifetime.
+    unsafe { &*Arc::as_ptr(arc) }
 }
 
 impl fmt::Debug for Semaphore {
@@ -420,7 +465,7 @@ impl OwnedSemaphorePermit {
         let split = self.held.guard_mut().split(n)?;
         let queue = self.held.queue();
         Some(OwnedSemaphorePermit {
-            held: Held::new(split, queue, EventKind::Semaphore, self.sem.site),
+            held: Held::new(split, queue),
             sem: Arc::clone(&self.sem),
         })
     }

@@ -1,15 +1,27 @@
-//! The two halves every async primitive shares: [`Waited`], the future
-//! adaptor that turns "returned `Pending` at least once" into one block-profile
-//! event (clock and stack from the first `Pending` poll to the `Ready` one, or
-//! to the drop of a cancelled wait), and [`WaitQueue`], the bookkeeping of the
-//! queued waiters (queued-at ticks, oldest first) that lets a release charge
-//! the mutex profile by Go >= 1.22's rule (design.md section 4).
+//! The two halves every async primitive shares: the futures that turn
+//! "returned `Pending` at least once" into one block-profile event (clock and
+//! stack from the first `Pending` poll to the `Ready` one, or to the drop of a
+//! cancelled wait): [`recorded!`] for the methods, [`Waited`] for a named
+//! future type; and [`WaitQueue`], the bookkeeping of the queued waiters
+//! (queued-at ticks, oldest first) that lets a release charge the mutex
+//! profile by Go >= 1.22's rule (design.md section 4).
+//!
+//! Uncontended, a method's future costs tokio's and a test: its `poll` is
+//! inlined into the awaiting `async fn` (an `async fn` of ours would be one
+//! more state machine, which the optimiser may or may not inline), its drop
+//! glue is small enough to inline too, and its guard or permit is tokio's
+//! plus one word (the queue). Everything else is on calls that only a wait
+//! or a release with waiters makes.
 
+use core::cell::UnsafeCell;
 use core::future::Future;
 use core::hint::black_box;
 use core::mem::ManuallyDrop;
 use core::pin::Pin;
-use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use core::sync::atomic::{
+    AtomicBool, AtomicUsize,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use core::task::{Context, Poll};
 use std::collections::VecDeque;
 
@@ -26,11 +38,16 @@ pub(crate) struct WaitQueue {
     /// deciding is charged by the next release instead (its queued-at tick
     /// is kept); nothing is lost but that one release's share.
     len: AtomicUsize,
-    /// Protects the queued waiters and `charged_until`. A `std` mutex (never
-    /// a syncprof one: the profiler must not record itself), held for a few
-    /// dozen instructions and never across an await, a stack capture or a
-    /// table insert.
-    queue: std::sync::Mutex<Queue>,
+    /// Protects the queued waiters and `charged_until`. Held for a few dozen
+    /// instructions, never across an await, a stack capture or a table
+    /// insert: a spin lock (never a syncprof lock: the profiler must not
+    /// record itself), whose release is a plain store where a `std` mutex's
+    /// is a second atomic read-modify-write (three of each per contended
+    /// hand-over: the waiter queues, the releaser charges, the next holder
+    /// leaves).
+    queue: SpinLock<Queue>,
+    /// Where the primitive was made: its `lock` label.
+    site: LockSite,
 }
 
 struct Queue {
@@ -43,15 +60,102 @@ struct Queue {
     charged_until: u64,
 }
 
+/// A lock for a few dozen instructions: a compare-exchange to take it, a
+/// store to release it; a taker that finds it held spins a little, then
+/// yields its thread until it is free (so a holder preempted on a busy
+/// machine gets the processor back).
+struct SpinLock<T> {
+    locked: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the lock hands out `&mut T` to one holder at a time, on any
+// thread: `T: Send` suffices (as for `std::sync::Mutex`).
+unsafe impl<T: Send> Sync for SpinLock<T> {}
+
+struct SpinGuard<'a, T> {
+    lock: &'a SpinLock<T>,
+}
+
+impl<T> SpinLock<T> {
+    const fn new(value: T) -> Self {
+        SpinLock {
+            locked: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    #[inline]
+    fn lock(&self) -> SpinGuard<'_, T> {
+        if self
+            .locked
+            .compare_exchange_weak(false, true, Acquire, Relaxed)
+            .is_err()
+        {
+            self.lock_contended();
+        }
+        SpinGuard { lock: self }
+    }
+
+    #[cold]
+    fn lock_contended(&self) {
+        let mut spins = 0u32;
+        loop {
+            while self.locked.load(Relaxed) {
+                if spins < 100 {
+                    spins += 1;
+                    core::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            if self
+                .locked
+                .compare_exchange_weak(false, true, Acquire, Relaxed)
+                .is_ok()
+            {
+                return;
+            }
+        }
+    }
+}
+
+impl<T> core::ops::Deref for SpinGuard<'_, T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        // SAFETY: the guard holds the lock: nobody else touches the value.
+        unsafe { &*self.lock.value.get() }
+    }
+}
+
+impl<T> core::ops::DerefMut for SpinGuard<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as for `deref`, and the guard is borrowed mutably.
+        unsafe { &mut *self.lock.value.get() }
+    }
+}
+
+impl<T> Drop for SpinGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        self.lock.locked.store(false, Release);
+    }
+}
+
 /// A waiter's place in a [`WaitQueue`].
 #[derive(Debug)]
 pub(crate) struct Ticket(u64);
 
 impl WaitQueue {
-    pub(crate) const fn new() -> WaitQueue {
+    /// The queue of the primitive made at `site`.
+    pub(crate) const fn new(site: LockSite) -> WaitQueue {
         WaitQueue {
+            site,
             len: AtomicUsize::new(0),
-            queue: std::sync::Mutex::new(Queue {
+            queue: SpinLock::new(Queue {
                 waiters: VecDeque::new(),
                 next_ticket: 0,
                 charged_until: 0,
@@ -59,8 +163,14 @@ impl WaitQueue {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    /// Where the primitive was made.
+    #[inline(always)]
+    pub(crate) fn site(&self) -> LockSite {
+        self.site
+    }
+
+    fn lock(&self) -> SpinGuard<'_, Queue> {
+        self.queue.lock()
     }
 
     /// Whether a release should charge: somebody is queued.
@@ -82,7 +192,10 @@ impl WaitQueue {
     /// Takes a waiter out (it got in, or gave up).
     pub(crate) fn dequeue(&self, ticket: Ticket) {
         let mut queue = self.lock();
-        if let Some(at) = queue.waiters.iter().position(|&(t, _)| t == ticket.0) {
+        // Usually the head: the queues are FIFO.
+        if queue.waiters.front().is_some_and(|&(t, _)| t == ticket.0) {
+            queue.waiters.pop_front();
+        } else if let Some(at) = queue.waiters.iter().position(|&(t, _)| t == ticket.0) {
             queue.waiters.remove(at);
         }
         self.len.store(queue.waiters.len(), Relaxed);
@@ -113,18 +226,13 @@ impl WaitQueue {
 /// while the guard is held or inside tokio.
 #[cold]
 #[inline(never)]
-pub(crate) fn release_queued(
-    queue: &WaitQueue,
-    release: impl FnOnce(),
-    kind: EventKind,
-    site: LockSite,
-) {
-    release_queued_here(queue, release, kind, site);
+pub(crate) fn release_queued(queue: &WaitQueue, release: impl FnOnce(), kind: EventKind) {
+    release_queued_here(queue, release, kind);
 }
 
 /// [`release_queued`]'s body, marking the frame it is inlined into.
 #[inline(always)]
-fn release_queued_here(queue: &WaitQueue, release: impl FnOnce(), kind: EventKind, site: LockSite) {
+fn release_queued_here(queue: &WaitQueue, release: impl FnOnce(), kind: EventKind) {
     let mark = 0u8;
     let mark = StackMark::of(black_box(&mark));
     let charge = if profile::mutex_profiling_on() {
@@ -134,29 +242,50 @@ fn release_queued_here(queue: &WaitQueue, release: impl FnOnce(), kind: EventKin
     };
     release();
     if let Some(delay) = charge {
-        profile::record_mutex(delay, 1, kind, Some(site), mark);
+        profile::record_mutex(delay, 1, kind, Some(queue.site()), mark);
     }
 }
 
 /// A tokio guard or permit of a primitive with a [`WaitQueue`]: released by
 /// [`Held::release`], which the public guard's `drop` calls, so that the
 /// mutex profile's leaf is that `drop`.
+///
+/// Two words more than tokio's guard: the queue (which knows the site) and
+/// nothing else; the event kind comes from the guard's type ([`Guard`]).
 pub(crate) struct Held<'q, G> {
     guard: ManuallyDrop<G>,
     queue: &'q WaitQueue,
-    kind: EventKind,
-    site: LockSite,
 }
 
-impl<'q, G> Held<'q, G> {
+/// A tokio guard or permit type, and the event kind its contended release
+/// is charged as.
+pub(crate) trait Guard {
+    const KIND: EventKind;
+}
+
+impl Guard for tokio::sync::MutexGuard<'_, ()> {
+    const KIND: EventKind = EventKind::AsyncMutex;
+}
+
+impl Guard for tokio::sync::RwLockReadGuard<'_, ()> {
+    const KIND: EventKind = EventKind::AsyncRwLockRead;
+}
+
+impl Guard for tokio::sync::RwLockWriteGuard<'_, ()> {
+    const KIND: EventKind = EventKind::AsyncRwLockWrite;
+}
+
+impl Guard for tokio::sync::SemaphorePermit<'_> {
+    const KIND: EventKind = EventKind::Semaphore;
+}
+
+impl<'q, G: Guard> Held<'q, G> {
     /// Wraps `guard`, a hold on the primitive that owns `queue`.
     #[inline(always)]
-    pub(crate) fn new(guard: G, queue: &'q WaitQueue, kind: EventKind, site: LockSite) -> Self {
+    pub(crate) fn new(guard: G, queue: &'q WaitQueue) -> Self {
         Held {
             guard: ManuallyDrop::new(guard),
             queue,
-            kind,
-            site,
         }
     }
 
@@ -214,7 +343,7 @@ impl<'q, G> Held<'q, G> {
         let guard = &mut self.guard;
         // SAFETY: our caller releases once and never touches the guard again.
         let release = || unsafe { ManuallyDrop::drop(guard) };
-        release_queued_here(self.queue, release, self.kind, self.site);
+        release_queued_here(self.queue, release, G::KIND);
     }
 }
 
@@ -236,33 +365,306 @@ macro_rules! release_held {
 }
 pub(crate) use release_held;
 
+/// A wait in progress: begun at a future's first `Pending` poll (with budget
+/// left), ended at its `Ready` poll or, given up, at its drop. Holds the
+/// block profile's wait (if block profiling, the metrics or the waiting view
+/// were on) and the mutex profile's ticket (if mutex profiling was on).
+pub(crate) struct Wait<'q> {
+    block: Option<profile::BlockWait>,
+    ticket: Option<Ticket>,
+    queue: Option<&'q WaitQueue>,
+}
+
+impl Wait<'_> {
+    /// The `Ready` after the wait: one clock read and a few atomics for the
+    /// block profile, and leaving the queue.
+    #[cold]
+    #[inline(never)]
+    fn end(self) {
+        let Wait {
+            block,
+            ticket,
+            queue,
+        } = self;
+        if let Some(block) = block {
+            profile::end_block_wait(block);
+        }
+        if let (Some(queue), Some(ticket)) = (queue, ticket) {
+            queue.dequeue(ticket);
+        }
+    }
+
+    /// The wait given up (its future dropped while `Pending`).
+    #[inline]
+    fn cancel(self) {
+        if self.block.is_some() || self.ticket.is_some() {
+            cancelled(self.queue, self.block, self.ticket);
+        }
+    }
+}
+
+/// The first `Pending` of a wait's future: `None` when it is only tokio's
+/// cooperative yield (the task's budget is spent, the primitive may well be
+/// free: not a wait); else starts the block profile's clock, captures the
+/// stack above this function (whose caller is the leaf: the `poll` of the
+/// public method's future, inlined into the awaiting `async fn`) and queues
+/// for the mutex profile.
+///
+/// Call it from the `poll` that should be the leaf (see [`recorded!`]),
+/// never from a helper that could be inlined there: the helper would be the
+/// leaf.
+#[cold]
+#[inline(never)]
+pub(crate) fn first_pending<'q>(
+    kind: EventKind,
+    site: LockSite,
+    queue: Option<&'q WaitQueue>,
+) -> Option<Wait<'q>> {
+    let mark = 0u8;
+    begin_wait(kind, site, queue, StackMark::of(black_box(&mark)))
+}
+
+/// [`first_pending`] with the stack captured above `mark`.
+#[cold]
+#[inline(never)]
+fn begin_wait<'q>(
+    kind: EventKind,
+    site: LockSite,
+    queue: Option<&'q WaitQueue>,
+    mark: StackMark,
+) -> Option<Wait<'q>> {
+    if !tokio::task::coop::has_budget_remaining() {
+        return None;
+    }
+    let block = profile::begin_async_wait(kind, Some(site), mark);
+    let ticket = match queue {
+        Some(queue) if profile::mutex_profiling_on() => {
+            // Queued when the block profile's wait started: one clock read.
+            let tick = block
+                .as_ref()
+                .map_or_else(profile::now, profile::BlockWait::start);
+            Some(queue.enqueue(tick))
+        }
+        _ => None,
+    };
+    Some(Wait {
+        block,
+        ticket,
+        queue,
+    })
+}
+
+/// A future of tokio's whose wait is recorded, and what turns its output
+/// into ours (`W`: the map, or for a map that owns something, `Option` of
+/// it): the state of the futures that [`recorded!`] makes. Dropped while
+/// waiting, it cancels the wait (before tokio's future leaves its queue).
+pub(crate) struct Recorded<'q, F, W> {
+    /// Structurally pinned: never moved out of a pinned `Recorded`.
+    inner: F,
+    /// `Some` from the first `Pending` (with budget left) to the `Ready`;
+    /// emptied by `end_wait` or, in `drop`, `cancel_wait` (so its drop glue
+    /// is trivial and the future's drop inlines).
+    wait: ManuallyDrop<Option<Wait<'q>>>,
+    map: W,
+    site: LockSite,
+    queue: Option<&'q WaitQueue>,
+}
+
+/// The fields of a pinned [`Recorded`], for the `poll` that [`recorded!`]
+/// writes.
+pub(crate) struct Parts<'p, 'q, F, W> {
+    pub(crate) inner: Pin<&'p mut F>,
+    pub(crate) wait: &'p mut Option<Wait<'q>>,
+    pub(crate) map: &'p mut W,
+    pub(crate) site: LockSite,
+    pub(crate) queue: Option<&'q WaitQueue>,
+}
+
+impl<'q, F: Future> Recorded<'q, F, ()> {
+    /// Records the wait of `inner` on the primitive made at `site`, queueing
+    /// in `queue` (for the mutex profile) when given; `map` (which borrows
+    /// only, so it is called by copy) makes the output.
+    #[inline(always)]
+    pub(crate) fn new<M, O>(
+        inner: F,
+        site: LockSite,
+        queue: Option<&'q WaitQueue>,
+        map: M,
+    ) -> Recorded<'q, F, M>
+    where
+        M: FnOnce(F::Output) -> O + Copy,
+    {
+        Recorded {
+            inner,
+            wait: ManuallyDrop::new(None),
+            map,
+            site,
+            queue,
+        }
+    }
+
+    /// [`new`](Self::new) with a map that owns something (an `Arc`), taken
+    /// once at the `Ready`.
+    #[inline(always)]
+    pub(crate) fn new_once<M, O>(
+        inner: F,
+        site: LockSite,
+        queue: Option<&'q WaitQueue>,
+        map: M,
+    ) -> Recorded<'q, F, Option<M>>
+    where
+        M: FnOnce(F::Output) -> O,
+    {
+        Recorded {
+            inner,
+            wait: ManuallyDrop::new(None),
+            map: Some(map),
+            site,
+            queue,
+        }
+    }
+}
+
+impl<'q, F, W> Recorded<'q, F, W> {
+    /// The fields, `inner` pinned.
+    #[inline(always)]
+    pub(crate) fn parts(self: Pin<&mut Self>) -> Parts<'_, 'q, F, W> {
+        // SAFETY: `inner` is structurally pinned: never moved out of a
+        // pinned `Recorded` (no method moves it; `Drop` touches `wait`
+        // only), and `Recorded` is `Unpin` only when `F` is. The other
+        // fields are not pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        Parts {
+            // SAFETY: as above.
+            inner: unsafe { Pin::new_unchecked(&mut this.inner) },
+            wait: &mut this.wait,
+            map: &mut this.map,
+            site: this.site,
+            queue: this.queue,
+        }
+    }
+}
+
+impl<F, W> Drop for Recorded<'_, F, W> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.wait.is_some() {
+            cancel_wait(&mut self.wait);
+        }
+    }
+}
+
+/// Ends the wait in `wait` (its future returned `Ready`).
+#[cold]
+#[inline(never)]
+pub(crate) fn end_wait(wait: &mut Option<Wait<'_>>) {
+    if let Some(wait) = wait.take() {
+        wait.end();
+    }
+}
+
+/// Cancels the wait in `wait` (its future is dropped while `Pending`).
+///
+/// `extern "C"`: it does not unwind (a panic here aborts), so the drop glue
+/// of a future that calls it needs no landing pad and stays small enough to
+/// inline into the caller's `.await`.
+#[cold]
+#[inline(never)]
+extern "C" fn cancel_wait(wait: &mut Option<Wait<'_>>) {
+    if let Some(wait) = wait.take() {
+        wait.cancel();
+    }
+}
+
+/// A future that awaits `$fut` (a future of tokio's), recording its wait as
+/// `$kind` on the primitive made at `$site` and queueing in `$queue` (an
+/// `Option<&WaitQueue>`) for the mutex profile, then maps tokio's output
+/// with `$map` (a `Copy` closure; `once: $map` for one that owns something).
+/// `$name` names the future's type, declared where the macro is used:
+/// inside the public method, so that its `poll` (the profile's leaf) reads
+/// `syncprof::tokio::mutex::Mutex<T>::lock::Lock<…>`.
+///
+/// Its `poll` is inlined into the caller's: uncontended, it costs tokio's
+/// poll plus a test and the map. The first `Pending` with budget left (a
+/// `Pending` with the task's budget spent is tokio's cooperative yield, not
+/// a wait) begins the wait in a call from that `poll`, the stack's leaf; the
+/// `Ready` after a wait ends it; a drop while waiting cancels it. One poll of
+/// `$fut` per poll, as a plain `.await`: tokio's budget is spent as it
+/// would be.
+macro_rules! recorded {
+    ($name:ident, $fut:expr, $kind:expr, $site:expr, $queue:expr, once: $map:expr $(,)?) => {{
+        $crate::tokio::wait::recorded!(@future $name, $kind, M, ::core::option::Option<M>,
+            |map: &mut ::core::option::Option<M>| map.take().expect("future polled after completion"));
+        $name($crate::tokio::wait::Recorded::new_once($fut, $site, $queue, $map))
+    }};
+    ($name:ident, $fut:expr, $kind:expr, $site:expr, $queue:expr, $map:expr $(,)?) => {{
+        $crate::tokio::wait::recorded!(@future $name, $kind, M + Copy, M, |map: &mut M| *map);
+        $name($crate::tokio::wait::Recorded::new($fut, $site, $queue, $map))
+    }};
+    (@future $name:ident, $kind:expr, M $(+ $copy:ident)?, $stored:ty, $take:expr) => {
+        struct $name<'q, F, W>($crate::tokio::wait::Recorded<'q, F, W>);
+
+        impl<'q, F, M, O> ::core::future::Future for $name<'q, F, $stored>
+        where
+            F: ::core::future::Future,
+            M: FnOnce(F::Output) -> O $(+ $copy)?,
+        {
+            type Output = O;
+
+            #[inline(always)]
+            fn poll(
+                self: ::core::pin::Pin<&mut Self>,
+                cx: &mut ::core::task::Context<'_>,
+            ) -> ::core::task::Poll<O> {
+                // SAFETY: the only field, structurally pinned.
+                let parts = unsafe { self.map_unchecked_mut(|s| &mut s.0) }.parts();
+                match parts.inner.poll(cx) {
+                    ::core::task::Poll::Ready(out) => {
+                        if parts.wait.is_some() {
+                            $crate::tokio::wait::end_wait(parts.wait);
+                        }
+                        let map: M = ($take)(parts.map);
+                        ::core::task::Poll::Ready(map(out))
+                    }
+                    ::core::task::Poll::Pending => {
+                        if parts.wait.is_none() {
+                            *parts.wait =
+                                $crate::tokio::wait::first_pending($kind, parts.site, parts.queue);
+                            $crate::profile::keep_frame();
+                        }
+                        ::core::task::Poll::Pending
+                    }
+                }
+            }
+        }
+    };
+}
+pub(crate) use recorded;
+
 /// What a [`Waited`] knows about its wait so far.
-enum State {
+enum State<'q> {
     /// Not `Pending` yet: nothing recorded, nothing queued.
     Fresh,
-    /// `Pending` at least once: the block profile's wait (if block profiling
-    /// was on) and the mutex profile's ticket (if mutex profiling was on).
-    Waiting {
-        block: Option<profile::BlockWait>,
-        ticket: Option<Ticket>,
-    },
+    /// `Pending` at least once.
+    Waiting(Wait<'q>),
     /// `Ready` returned.
     Done,
 }
 
-/// A future that records the wait of `inner`: nothing if its first poll is
-/// `Ready`; otherwise one block-profile event from the first `Pending` poll
-/// (where the stack is captured: the task's poll chain, so the user's
-/// `async fn` frames) to the `Ready` poll, or to the drop of the future
-/// (labelled `cancelled`). With a [`WaitQueue`], the waiter also queues there
-/// for the mutex profile's charge.
+/// A future that records the wait of `inner`, for a named future type (a
+/// `Notified`): nothing if its first poll is `Ready`; otherwise one
+/// block-profile event from the first `Pending` poll (where the stack is
+/// captured: the task's poll chain, so the user's `async fn` frames) to the
+/// `Ready` poll, or to the drop of the future (labelled `cancelled`). With a
+/// [`WaitQueue`], the waiter also queues there for the mutex profile's
+/// charge. An `async fn` uses [`wait_for!`] instead.
 pub(crate) struct Waited<'q, F> {
     /// Structurally pinned: never moved out of a pinned `Waited`.
     inner: F,
     kind: EventKind,
     site: LockSite,
     queue: Option<&'q WaitQueue>,
-    state: State,
+    state: State<'q>,
 }
 
 impl<'q, F: Future> Waited<'q, F> {
@@ -292,43 +694,14 @@ impl<'q, F: Future> Waited<'q, F> {
         // and `Waited` is `Unpin` only when `F` is.
         unsafe { self.map_unchecked_mut(|w| &mut w.inner) }
     }
-
-    /// The first `Pending`: starts the block profile's clock, captures the
-    /// stack above `mark` (a local of `poll`, so the leaf is the frame that
-    /// awaits: the public method's `async` body, then the user's), and
-    /// queues for the mutex profile.
-    #[cold]
-    #[inline(never)]
-    fn first_pending(&mut self, mark: StackMark) {
-        let block = profile::begin_async_wait(self.kind, Some(self.site), mark);
-        let ticket = match self.queue {
-            Some(queue) if profile::mutex_profiling_on() => Some(queue.enqueue(profile::now())),
-            _ => None,
-        };
-        self.state = State::Waiting { block, ticket };
-    }
-
-    /// The `Ready` after a wait: one clock read and a few atomics for the
-    /// block profile, and leaving the queue.
-    #[cold]
-    #[inline(never)]
-    fn ready_after_wait(&mut self) {
-        if let State::Waiting { block, ticket } = core::mem::replace(&mut self.state, State::Done) {
-            if let Some(block) = block {
-                profile::end_block_wait(block);
-            }
-            if let (Some(queue), Some(ticket)) = (self.queue, ticket) {
-                queue.dequeue(ticket);
-            }
-        }
-    }
 }
 
 impl<F: Future> Future for Waited<'_, F> {
     type Output = F::Output;
 
-    // Never inlined: its caller (the public method's `async` body) must be
-    // the leaf of the captured stack, and `mark` must live in this frame.
+    // Never inlined: its caller (the named future's `poll`, or the frame that
+    // was inlined into) must be the leaf of the captured stack, and `mark`
+    // must live in this frame.
     #[inline(never)]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let mark = 0u8;
@@ -337,13 +710,18 @@ impl<F: Future> Future for Waited<'_, F> {
         // this reference; `inner` is not moved.
         let this = unsafe { self.get_unchecked_mut() };
         match (&result, &this.state) {
-            // A `Pending` with the task's budget spent is tokio's
-            // cooperative yield (the primitive may well be free): not a wait.
-            (Poll::Pending, State::Fresh) if tokio::task::coop::has_budget_remaining() => {
-                this.first_pending(StackMark::of(black_box(&mark)));
+            (Poll::Pending, State::Fresh) => {
+                let mark = StackMark::of(black_box(&mark));
+                if let Some(wait) = begin_wait(this.kind, this.site, this.queue, mark) {
+                    this.state = State::Waiting(wait);
+                }
                 keep_frame();
             }
-            (Poll::Ready(_), State::Waiting { .. }) => this.ready_after_wait(),
+            (Poll::Ready(_), State::Waiting(_)) => {
+                if let State::Waiting(wait) = core::mem::replace(&mut this.state, State::Done) {
+                    wait.end();
+                }
+            }
             (Poll::Ready(_), State::Fresh) => this.state = State::Done,
             _ => {}
         }
@@ -353,8 +731,8 @@ impl<F: Future> Future for Waited<'_, F> {
 
 impl<F> Drop for Waited<'_, F> {
     fn drop(&mut self) {
-        if let State::Waiting { block, ticket } = core::mem::replace(&mut self.state, State::Done) {
-            cancelled(self.queue, block, ticket);
+        if let State::Waiting(wait) = core::mem::replace(&mut self.state, State::Done) {
+            wait.cancel();
         }
     }
 }
