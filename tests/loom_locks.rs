@@ -276,6 +276,43 @@ fn a_writer_gets_through_a_continuous_flood_of_readers() {
     assert!(runs > 0);
 }
 
+/// A write unlock that wakes a parked writer lets readers in while that
+/// writer is on its way (parking_lot's rule: its released writer bit admits
+/// readers); the woken writer keeps them out again once it runs. With WW kept
+/// until the woken writer ran, the parked reader (woken too) could only meet
+/// WW and park again: no execution would let it read before the writer.
+#[test]
+fn a_write_unlock_lets_readers_in_before_the_woken_writer() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    static READER_FIRST: AtomicUsize = AtomicUsize::new(0);
+    READER_FIRST.store(0, SeqCst);
+    let (runs, parked) = model(2, || {
+        syncprof::__loom::reset(false);
+        let lock = Arc::new(RwLock::new(0));
+        let held = lock.write().unwrap();
+        let l = lock.clone();
+        let writer = thread::spawn(move || *l.write().unwrap() += 1);
+        let l = lock.clone();
+        let reader = thread::spawn(move || *l.read().unwrap());
+        // Both parked behind the held write lock before it is released.
+        while syncprof::__loom::queued() < 2 {
+            thread::yield_now();
+        }
+        drop(held);
+        let seen = reader.join().unwrap();
+        writer.join().unwrap();
+        if seen == 0 {
+            READER_FIRST.fetch_add(1, SeqCst);
+        }
+        assert_eq!(*lock.read().unwrap(), 1);
+    });
+    assert!(runs > 0 && parked > 0);
+    assert!(
+        READER_FIRST.load(SeqCst) > 0,
+        "no execution let the reader in before the woken writer ({runs} runs)"
+    );
+}
+
 #[test]
 fn writers_and_a_reader_all_finish() {
     let _ = model(2, || {

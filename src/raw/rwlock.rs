@@ -663,7 +663,7 @@ impl RawRwLock {
             }
             return;
         }
-        let mut charge = self.wake_writer(profiling, fair);
+        let mut charge = self.wake_writer(profiling, fair, true);
         if profiling && self.state.load(Relaxed) & READER_PARKED != 0 {
             charge.add(self.charge_queued_readers());
         }
@@ -745,7 +745,7 @@ impl RawRwLock {
             charge.add(self.wake_upgradable(profiling));
         }
         if state & WRITER_PARKED != 0 {
-            charge.add(self.wake_writer(profiling, fair && !handed));
+            charge.add(self.wake_writer(profiling, fair && !handed, false));
         }
         if charge.delay > 0 || charge.woken > 0 {
             profile::record_mutex(
@@ -824,9 +824,15 @@ impl RawRwLock {
 
     /// Wakes the head writer to compete (or hands it the lock, if it is
     /// starving and the lock is free), charging its wait and the queued
-    /// writers' by the N-waiter rule. Clears WP (and WW if nobody was woken)
-    /// when the queue empties.
-    fn wake_writer(&self, profiling: bool, fair: bool) -> Charge {
+    /// writers' by the N-waiter rule. Clears WP when the queue empties.
+    ///
+    /// WW: with `keep_out` (the readers inside drained for this writer), WW
+    /// stays while a woken writer is on its way, so that new readers do not
+    /// rush in before it runs; it goes only if nobody was woken. Without
+    /// (after a write unlock) WW goes: readers may take the lock during the
+    /// woken writer's wake-up, as parking_lot's released writer bit lets
+    /// them, and the writer sets WW again when it runs.
+    fn wake_writer(&self, profiling: bool, fair: bool, keep_out: bool) -> Charge {
         let scan = RefCell::new(QueueScan::default());
         let mut charge = Charge::default();
         let filter = |token| scan.borrow_mut().visit(token, profiling);
@@ -863,17 +869,20 @@ impl RawRwLock {
             }
             if !result.have_more_threads {
                 self.writers_charged.clear();
-                if token != TOKEN_HANDOFF {
-                    // WW stays while a woken writer is on its way: it takes
-                    // the lock (clearing WW) or parks again (setting it), so
-                    // readers do not rush in before it runs. With nobody
-                    // woken (the writer that set the flags has not parked
-                    // yet; it will look again), both go.
-                    let clear = if result.unparked_threads > 0 {
-                        WRITER_PARKED
-                    } else {
-                        WRITER_PARKED | WRITER_WAITING
-                    };
+            }
+            if token != TOKEN_HANDOFF {
+                // With `keep_out`, WW stays while a woken writer is on its
+                // way: it takes the lock (clearing WW) or parks again
+                // (setting it). With nobody woken (the writer that set the
+                // flags has not parked yet; it will look again), WW goes.
+                let mut clear = 0;
+                if !result.have_more_threads {
+                    clear |= WRITER_PARKED;
+                }
+                if !keep_out || result.unparked_threads == 0 {
+                    clear |= WRITER_WAITING;
+                }
+                if clear != 0 {
                     self.state.fetch_and(!clear, Relaxed);
                 }
             }
@@ -1085,7 +1094,7 @@ impl RawRwLock {
             charge.add(self.wake_upgradable(profiling));
         }
         if wake_writer {
-            charge.add(self.wake_writer(profiling, fair));
+            charge.add(self.wake_writer(profiling, fair, true));
         }
         Self::record(charge, EventKind::RwLockRead, site, mark);
     }
