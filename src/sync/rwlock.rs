@@ -24,13 +24,14 @@ use crate::raw::rwlock::RawRwLock;
 ///   writer and the writers still queued by Go's N-waiter rule). Both carry
 ///   `lock=<site of RwLock::new>`.
 /// - **Throughput first, bounded waits**: as in `parking_lot`, an unlock
-///   releases the lock and wakes the waiters to compete for it. A waiter
-///   that has waited longer than ~0.5 ms raises a flag: a starving writer
-///   keeps new readers out (a writer blocked by readers wakes at that bound
-///   to raise it, so a continuous flood of readers cannot starve it), and
-///   starving readers keep new writers out. A thread that takes a read lock
-///   it already holds while a writer starves deadlocks (`std` allows this to
-///   deadlock too).
+///   releases the lock and wakes the waiters to compete for it. A waiting
+///   writer keeps new readers out while it waits, so the readers inside
+///   drain and the last one out wakes it (a continuous flood of readers
+///   cannot starve it); a write unlock that wakes a writer lets readers in
+///   until that writer runs and keeps them out again. A waiter that has
+///   waited longer than ~0.5 ms gets the lock handed over if it is free. A
+///   thread that takes a read lock it already holds while a writer waits
+///   deadlocks (`std` allows this to deadlock too).
 ///
 /// # Poisoning
 ///
