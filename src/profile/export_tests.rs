@@ -274,9 +274,14 @@ fn synthetic_frames_have_their_own_locations() {
     let last = &p.location[truncated.location_id[1] as usize - 1];
     assert_eq!((last.mapping_id, last.address), (0, 0));
     assert_eq!(function_names(&p, last.id), ["syncprof::truncated"]);
+    // The outermost frame at the address is the function itself (in a
+    // release build, code inlined into it may sit there: inner frames).
+    let names = function_names(&p, truncated.location_id[0]);
     assert!(
-        function_names(&p, truncated.location_id[0])[0]
-            .ends_with("synthetic_frames_have_their_own_locations")
+        names
+            .last()
+            .is_some_and(|n| n.ends_with("synthetic_frames_have_their_own_locations")),
+        "{names:?}"
     );
 }
 

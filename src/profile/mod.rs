@@ -1747,8 +1747,8 @@ mod alloc_tests {
         // addresses, which are other stacks (release builds did).
         let passes = core::hint::black_box(2usize);
         let mut counts = [0usize; 3];
-        for pass in 0..passes {
-            counts[pass] = allocations();
+        for count in counts.iter_mut().take(passes) {
+            *count = allocations();
             record_n(core::hint::black_box(1000));
         }
         counts[passes] = allocations();
