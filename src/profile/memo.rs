@@ -90,6 +90,20 @@ struct Memo {
 }
 
 impl Memo {
+    /// No stack remembered; entries in order 0, 1, 2, 3.
+    const EMPTY: Memo = Memo {
+        firsts: [0; ENTRIES],
+        entries: [const {
+            Entry {
+                key: Key::EMPTY,
+                bucket: ptr::null(),
+                probe: 0,
+                chain: Chain::new(),
+            }
+        }; ENTRIES],
+        order: 0x0302_0100,
+    };
+
     /// The index of the entry `at` places from the most recently used.
     #[inline(always)]
     fn entry_at(&self, at: usize) -> usize {
@@ -110,20 +124,7 @@ impl Memo {
 }
 
 thread_local! {
-    static MEMO: UnsafeCell<Memo> = const {
-        UnsafeCell::new(Memo {
-            firsts: [0; ENTRIES],
-            entries: [const {
-                Entry {
-                    key: Key::EMPTY,
-                    bucket: ptr::null(),
-                    probe: 0,
-                    chain: Chain::new(),
-                }
-            }; ENTRIES],
-            order: 0x0302_0100,
-        })
-    };
+    static MEMO: UnsafeCell<Memo> = const { UnsafeCell::new(Memo::EMPTY) };
 }
 
 /// The bucket of the stack above `mark` for this key, if this thread
@@ -234,18 +235,7 @@ mod tests {
 
     #[test]
     fn touch_moves_one_entry_to_the_front() {
-        let mut memo = Memo {
-            firsts: [0; ENTRIES],
-            entries: [const {
-                Entry {
-                    key: Key::EMPTY,
-                    bucket: ptr::null(),
-                    probe: 0,
-                    chain: Chain::new(),
-                }
-            }; ENTRIES],
-            order: 0x0302_0100,
-        };
+        let mut memo = Memo::EMPTY;
         assert_eq!(order(&memo), [0, 1, 2, 3]);
         memo.touch(0);
         assert_eq!(order(&memo), [0, 1, 2, 3]);
