@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 #[path = "support/harness.rs"]
 mod harness;
-use harness::{calibrate, paired, work};
+use harness::{at_depth, calibrate, paired, work};
 
 /// Rounds per comparison (each variant once per round, interleaved).
 fn rounds() -> usize {
@@ -248,17 +248,6 @@ fn channel_syncprof() -> f64 {
         black_box(rx.recv().unwrap());
     }
     start.elapsed().as_secs_f64() * 1e9 / n as f64
-}
-
-/// Recurses `depth` frames, then runs `f` at the bottom.
-#[inline(never)]
-fn at_depth(depth: usize, f: &mut dyn FnMut()) {
-    if depth == 0 {
-        f()
-    } else {
-        at_depth(depth - 1, f);
-        black_box(depth);
-    }
 }
 
 /// Nanoseconds per recorded block event on a ~30-frame stack, net of the

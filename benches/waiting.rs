@@ -10,23 +10,15 @@
 //!
 //! Interleaved rounds, min and median. Run: `cargo bench --bench waiting`.
 
-use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use syncprof::profile::EventKind;
 
-/// Recurses `depth` frames, then runs `f` at the bottom.
-#[inline(never)]
-fn at_depth(depth: usize, f: &mut dyn FnMut()) {
-    if depth == 0 {
-        f()
-    } else {
-        at_depth(depth - 1, f);
-        black_box(depth);
-    }
-}
+#[path = "support/harness.rs"]
+mod harness;
+use harness::at_depth;
 
 /// Nanoseconds per begin + end of a wait at ~30 frames, view on or off.
 fn wait_cost(view: bool) -> f64 {

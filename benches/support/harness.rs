@@ -1,6 +1,6 @@
-//! Pieces every ratio bench shares: the critical section's work, its
-//! calibration, and the paired median that compares slices run close
-//! together.
+//! Pieces the benches share: the critical section's work, its
+//! calibration, the paired median that compares slices run close
+//! together, and a call stack of a chosen depth.
 
 #![allow(dead_code)]
 
@@ -41,4 +41,15 @@ pub fn median(mut xs: Vec<f64>) -> f64 {
 /// close together, so drift in the machine's speed cancels out.
 pub fn paired(a: &[f64], b: &[f64]) -> f64 {
     median(a.iter().zip(b).map(|(a, b)| a / b).collect())
+}
+
+/// Recurses `depth` frames, then runs `f` at the bottom.
+#[inline(never)]
+pub fn at_depth(depth: usize, f: &mut dyn FnMut()) {
+    if depth == 0 {
+        f()
+    } else {
+        at_depth(depth - 1, f);
+        black_box(depth);
+    }
 }
