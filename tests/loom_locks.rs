@@ -193,23 +193,47 @@ fn two_waiters_are_never_charged_twice() {
     });
 }
 
+type Pair<T> = Arc<(Mutex<T>, Condvar)>;
+
+/// Two threads that wait on `pair` until its flag is set. A waiter left
+/// asleep (never woken, or moved to the mutex and never woken) deadlocks
+/// the model.
+fn spawn_waiters(pair: &Pair<bool>) -> Vec<thread::JoinHandle<()>> {
+    (0..2)
+        .map(|_| {
+            let p = pair.clone();
+            thread::spawn(move || {
+                let mut ready = p.0.lock().unwrap();
+                while !*ready {
+                    ready = p.1.wait(ready).unwrap();
+                }
+            })
+        })
+        .collect()
+}
+
+/// Two consumers that wait on `pair` for an item each and take it.
+fn spawn_consumers(pair: &Pair<usize>) -> Vec<thread::JoinHandle<()>> {
+    (0..2)
+        .map(|_| {
+            let p = pair.clone();
+            thread::spawn(move || {
+                let mut items = p.0.lock().unwrap();
+                while *items == 0 {
+                    items = p.1.wait(items).unwrap();
+                }
+                *items -= 1;
+            })
+        })
+        .collect()
+}
+
 #[test]
 fn condvar_notify_all_wakes_every_waiter() {
     let (runs, parked) = model(2, || {
         syncprof::__loom::reset(true);
         let pair = Arc::new((Mutex::new(false), Condvar::new()));
-        let waiters: Vec<_> = (0..2)
-            .map(|_| {
-                let p = pair.clone();
-                thread::spawn(move || {
-                    let mut ready = p.0.lock().unwrap();
-                    while !*ready {
-                        // A waiter left asleep deadlocks the model.
-                        ready = p.1.wait(ready).unwrap();
-                    }
-                })
-            })
-            .collect();
+        let waiters = spawn_waiters(&pair);
         *pair.0.lock().unwrap() = true;
         pair.1.notify_all();
         for w in waiters {
@@ -226,18 +250,7 @@ fn condvar_notify_one_per_item_wakes_each_consumer() {
         // Two consumers take one item each; each item is announced by its own
         // notify_one: no notification may be lost or absorbed twice.
         let pair = Arc::new((Mutex::new(0usize), Condvar::new()));
-        let consumers: Vec<_> = (0..2)
-            .map(|_| {
-                let p = pair.clone();
-                thread::spawn(move || {
-                    let mut items = p.0.lock().unwrap();
-                    while *items == 0 {
-                        items = p.1.wait(items).unwrap();
-                    }
-                    *items -= 1;
-                })
-            })
-            .collect();
+        let consumers = spawn_consumers(&pair);
         for _ in 0..2 {
             *pair.0.lock().unwrap() += 1;
             pair.1.notify_one();
@@ -377,19 +390,7 @@ fn condvar_notify_all_under_the_lock_requeues_and_wakes_every_waiter() {
     let requeuing = model_requeues(2, || {
         syncprof::__loom::reset(true);
         let pair = Arc::new((Mutex::new(false), Condvar::new()));
-        let waiters: Vec<_> = (0..2)
-            .map(|_| {
-                let p = pair.clone();
-                thread::spawn(move || {
-                    let mut ready = p.0.lock().unwrap();
-                    while !*ready {
-                        // A waiter left asleep (moved, never woken) deadlocks
-                        // the model.
-                        ready = p.1.wait(ready).unwrap();
-                    }
-                })
-            })
-            .collect();
+        let waiters = spawn_waiters(&pair);
         let mut ready = pair.0.lock().unwrap();
         *ready = true;
         pair.1.notify_all();
@@ -406,18 +407,7 @@ fn condvar_notify_one_under_the_lock_hands_each_item_over() {
     let requeuing = model_requeues(2, || {
         syncprof::__loom::reset(true);
         let pair = Arc::new((Mutex::new(0usize), Condvar::new()));
-        let consumers: Vec<_> = (0..2)
-            .map(|_| {
-                let p = pair.clone();
-                thread::spawn(move || {
-                    let mut items = p.0.lock().unwrap();
-                    while *items == 0 {
-                        items = p.1.wait(items).unwrap();
-                    }
-                    *items -= 1;
-                })
-            })
-            .collect();
+        let consumers = spawn_consumers(&pair);
         for _ in 0..2 {
             let mut items = pair.0.lock().unwrap();
             *items += 1;
