@@ -8,6 +8,7 @@
 //! recorded stack is the public method (or the user's frame it was inlined
 //! into), never ours.
 
+pub(crate) mod backoff;
 pub(crate) mod barrier;
 pub(crate) mod charge;
 pub(crate) mod condvar;

@@ -7,9 +7,12 @@
 //! holding it: a phase change then costs ~50 ns of work instead of waiting
 //! out a wake-up, and no unlock ever holds the lock while it is inside
 //! `parking_lot_core` (where an allocation may re-enter it, see `shim`).
-//! Fairness: a writer that parks keeps new readers out (flag WW, as
+//! Fairness: a writer that waits keeps new readers out (flag WW, as
 //! parking_lot's writer bit does), so a flood of readers cannot starve it:
-//! the readers inside drain and the last one out wakes it. Waiters that have
+//! the readers inside drain and the last one out wakes it. It raises WW
+//! after one back-off of ~2 µs off the lock's line (see `backoff`), during
+//! which readers still come in and short sections end; readers that lose a
+//! race to other readers back off too, as parking_lot's do. Waiters that have
 //! waited longer than the fairness bound (~0.5 ms) get the lock handed over
 //! at the next unlock that wakes them, taken in the unpark callback on their
 //! behalf only if it is free (as the mutex does): a starving writer by the
@@ -33,6 +36,7 @@ use core::cell::{Cell, RefCell};
 use core::hint::black_box;
 use std::time::Instant;
 
+use super::backoff;
 use super::charge::{self, Charge, ChargedUntil, QueueScan};
 use super::mutex::{TOKEN_HANDOFF, TOKEN_NORMAL};
 use super::owner;
@@ -429,6 +433,8 @@ impl RawRwLock {
         let mut block: Option<profile::BlockWait> = None;
         // Where this waiter's next charge starts (see `RawMutex::lock_slow`).
         let mut wait_from = 0u64;
+        let mut backed_off = false;
+        let mut contended = SpinWait::new();
         let mut state = self.state.load(Relaxed);
         loop {
             if let Some(next) = mode.take(state) {
@@ -437,10 +443,18 @@ impl RawRwLock {
                     .compare_exchange_weak(state, next, Acquire, Relaxed)
                 {
                     Ok(_) => break,
+                    // Readers that lost the race to other readers back off
+                    // before they try again (parking_lot's `spin_no_yield`
+                    // after a failed shared CAS), off the lock's line.
+                    Err(_) if !writer => {
+                        contended.spin_no_yield();
+                        state = self.state.load(Relaxed);
+                    }
                     Err(actual) => state = actual,
                 }
                 continue;
             }
+            contended.reset();
             if !writer && state & READERS_MASK == READERS_MASK {
                 panic!("too many readers of an RwLock");
             }
@@ -448,6 +462,14 @@ impl RawRwLock {
             // parking_lot's writer bit does), so that the readers inside
             // drain while it spins, instead of a flood of readers running
             // on until it parks.
+            // Before it keeps readers out, a writer backs off once, off the
+            // lock's line (see `backoff`): short sections end meanwhile.
+            if writer && state & WRITER_WAITING == 0 && !backed_off {
+                backed_off = true;
+                backoff::writer_backoff();
+                state = self.state.load(Relaxed);
+                continue;
+            }
             if writer && state & WRITER_WAITING == 0 {
                 // Everything of the profiler that may allocate happens
                 // before WW is set: an allocator that reads this lock would

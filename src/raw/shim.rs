@@ -578,6 +578,7 @@ mod loom_park {
         pub(crate) fn spin(&mut self) -> bool {
             false
         }
+        pub(crate) fn spin_no_yield(&mut self) {}
         pub(crate) fn reset(&mut self) {}
     }
 
