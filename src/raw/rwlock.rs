@@ -10,7 +10,7 @@
 //! Fairness: a writer that waits keeps new readers out (flag WW, as
 //! parking_lot's writer bit does), so a flood of readers cannot starve it:
 //! the readers inside drain and the last one out wakes it. It raises WW
-//! after one back-off of ~2 µs off the lock's line (see `backoff`), during
+//! after one back-off of ~4 µs off the lock's line (see `backoff`), during
 //! which readers still come in and short sections end; readers that lose a
 //! race to other readers back off too, as parking_lot's do. Waiters that have
 //! waited longer than the fairness bound (~0.5 ms) get the lock handed over
