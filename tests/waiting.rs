@@ -312,6 +312,67 @@ fn condvar_rwlock_and_channel_waits_are_in_the_view() {
     assert!(at_site(&after, rw_site).is_empty() && at_site(&after, cv_site).is_empty());
 }
 
+/// A condvar waiter registers once its mutex is released (in the parking
+/// lot's `before_sleep`, its stack walked from the marked frame): the
+/// entry shows the thread's name and the very stack the block profile then
+/// records for the wait, the waiter's own function included.
+#[test]
+fn a_condvar_waiter_is_seen_with_its_whole_stack() {
+    let _rates = Rates::on();
+    syncprof::set_waiting(true);
+    let (cv_site, pair) = here((Mutex::new(false), Condvar::new()));
+    let before = profile::block();
+    #[inline(never)]
+    fn condvar_waiter_body(pair: &(Mutex<bool>, Condvar)) {
+        let (m, cv) = pair;
+        let mut ready = m.lock().unwrap();
+        while !*ready {
+            ready = cv.wait(ready).unwrap();
+        }
+    }
+    let waiter = {
+        let pair = Arc::clone(&pair);
+        thread::Builder::new()
+            .name("cv-waiter".into())
+            .spawn(move || condvar_waiter_body(&pair))
+            .unwrap()
+    };
+    let now = until_waiting(cv_site, 1);
+    let seen: Vec<&Record> = at_site(&now, cv_site)
+        .into_iter()
+        .filter(|r| r.event_kind() == Some(EventKind::Condvar))
+        .collect();
+    assert_eq!(seen.len(), 1, "{:?}", now.records());
+    assert_eq!(seen[0].waiter().map(|w| w.thread()), Some("cv-waiter"));
+    let viewed = seen[0].addresses().to_vec();
+    assert!(viewed.len() > 3, "a stack of {} frames", viewed.len());
+    // The mutex is free while the waiter is registered and parked.
+    drop(
+        pair.0
+            .try_lock()
+            .expect("the mutex is released while waiting"),
+    );
+    *pair.0.lock().unwrap() = true;
+    pair.1.notify_all();
+    waiter.join().unwrap();
+    let recorded = profile::block().delta(&before);
+    let recorded: Vec<&Record> = at_site(&recorded, cv_site)
+        .into_iter()
+        .filter(|r| r.event_kind() == Some(EventKind::Condvar))
+        .collect();
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(recorded[0].addresses(), &viewed[..]);
+    let text = {
+        let mut out = Vec::new();
+        now.write_text(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    assert!(
+        text.contains("condvar_waiter_body"),
+        "the waiter's frame is missing:\n{text}"
+    );
+}
+
 /// 8 threads lock and unlock two contended locks for 5 s while another
 /// snapshots every 10 ms: every snapshot exports and decodes, no thread is
 /// in one twice, and no entry outlives its wait (a thread seen waiting has

@@ -349,6 +349,8 @@ pub(crate) fn record_block(start: u64, kind: EventKind, site: Option<LockSite>, 
 pub(crate) struct BlockStart {
     tick: u64,
     registration: Option<waiting::Registration>,
+    /// The registration is still to be made ([`register_blocking`]).
+    unregistered: bool,
 }
 
 /// Starts the clock of a blocking wait and registers it as waiting now
@@ -374,7 +376,69 @@ pub(crate) fn begin_blocking(
     }
     let tick = clock::now();
     let registration = waiting.then(|| register_waiting(kind, site, lock, tick, mark, None));
-    Some(BlockStart { tick, registration })
+    Some(BlockStart {
+        tick,
+        registration,
+        unregistered: false,
+    })
+}
+
+/// [`begin_blocking`] for a waiter that holds a lock until it is queued (a
+/// condvar's mutex, released in `before_sleep`): starts the clock, but
+/// leaves the waiting view's registration, whose stack walk (~80 ns) would
+/// lengthen the caller's critical section, to [`register_blocking`], called
+/// once the lock is released. Whatever may allocate (the thread's name, read
+/// once) happens here.
+#[inline(never)]
+pub(crate) fn begin_blocking_unregistered() -> Option<BlockStart> {
+    let waiting = waiting::enabled();
+    if rate::block_rate_ticks() == 0 && !metrics_on() && !waiting {
+        return None;
+    }
+    #[cfg(feature = "metrics")]
+    if metrics_on() {
+        metrics::prepare();
+    }
+    if waiting {
+        waiting::prepare();
+    }
+    Some(BlockStart {
+        tick: clock::now(),
+        registration: None,
+        unregistered: waiting,
+    })
+}
+
+/// Makes the registration that [`begin_blocking_unregistered`] left, with
+/// the stack above `mark` walked from the marked frame's own record, so that
+/// it may be called far below that frame (in `parking_lot_core`'s
+/// `before_sleep`, whose frames are never read). Never allocates, never
+/// blocks.
+#[inline(never)]
+pub(crate) fn register_blocking(
+    start: &mut Option<BlockStart>,
+    kind: EventKind,
+    site: Option<LockSite>,
+    lock: usize,
+    mark: StackMark,
+) {
+    let Some(start) = start.as_mut() else { return };
+    if !core::mem::take(&mut start.unregistered) {
+        return;
+    }
+    let mut stack = stack::StackBuf::new();
+    stack::capture_frame_pointers_from_mark(mark, waiting::WAIT_DEPTH + 1, &mut stack);
+    start.registration = Some(waiting::register(
+        waiting::WaitInfo {
+            kind,
+            site,
+            lock,
+            start: start.tick,
+            stack: stack.addrs(),
+            truncated: stack.truncated(),
+        },
+        false,
+    ));
 }
 
 /// Registers a wait in the waiting view, with `stack` if one was captured

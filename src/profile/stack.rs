@@ -353,6 +353,27 @@ pub(crate) fn capture_frame_pointers_only(mark: StackMark, depth: usize, out: &m
     }
 }
 
+/// [`capture_frame_pointers_only`] for a caller far below the marked frame
+/// (inside `parking_lot_core`): on x86_64 the walk starts at the marked
+/// frame's own record, so the frames in between, which need not keep frame
+/// pointers, are never read. Elsewhere (aarch64 keeps the marked frame's
+/// return address below the mark), or with no record noted, as
+/// [`capture_frame_pointers_only`]. Never allocates.
+#[inline(never)]
+pub(crate) fn capture_frame_pointers_from_mark(mark: StackMark, depth: usize, out: &mut StackBuf) {
+    out.len = 0;
+    out.truncated = false;
+    if method() != FRAME_POINTERS {
+        return;
+    }
+    let depth = depth.clamp(1, MAX_STACK_DEPTH);
+    if cfg!(target_arch = "x86_64") && mark.1 > mark.0 {
+        fp::walk_from(mark.1, depth, out);
+    } else {
+        fp::walk(mark, depth, out);
+    }
+}
+
 /// Which unwinder this process uses (for benches and diagnostics).
 pub(crate) fn uses_frame_pointers() -> bool {
     let mut buf = StackBuf::new();
@@ -563,6 +584,35 @@ mod fp {
         walk_chain(mark, depth, out, None);
     }
 
+    /// Walks the frame-pointer chain from the record `first` (a marked
+    /// frame's, above its locals, on x86_64), keeping every frame from it
+    /// upward; nothing if `first` is not a record of this thread's stack.
+    #[inline(never)]
+    pub(super) fn walk_from(first: usize, depth: usize, out: &mut StackBuf) {
+        let (low, high) = stack_bounds();
+        let valid = |fp: usize| fp >= low && fp <= high.saturating_sub(16) && fp % 8 == 0;
+        if high == 0 || !valid(first) {
+            return;
+        }
+        let mut fp = first;
+        loop {
+            // SAFETY: as in `walk_chain`: `fp` is inside this thread's
+            // stack, 8-aligned and at least 16 bytes below the top, and lies
+            // above the caller's frame (the marked frame is its ancestor).
+            let (next, ret) = unsafe {
+                let record = fp as *const usize;
+                (record.read(), record.add(1).read())
+            };
+            if ret == 0 || !out.push(ret, depth) {
+                return;
+            }
+            if next <= fp || !valid(next) {
+                return;
+            }
+            fp = next;
+        }
+    }
+
     /// [`walk`], recording the records read above the mark into `chain`.
     #[inline(always)]
     pub(super) fn walk_chain(
@@ -627,6 +677,8 @@ mod fp {
     pub(super) const SUPPORTED: bool = false;
 
     pub(super) fn walk(_mark: StackMark, _depth: usize, _out: &mut StackBuf) {}
+
+    pub(super) fn walk_from(_first: usize, _depth: usize, _out: &mut StackBuf) {}
 
     pub(super) fn walk_chain(
         _mark: StackMark,

@@ -664,6 +664,7 @@ mod loom_stub {
         false
     }
     pub(crate) fn set_enabled(_on: bool) {}
+    pub(crate) fn prepare() {}
     pub(crate) fn register(_wait: WaitInfo<'_>, _may_allocate: bool) -> Registration {
         Registration::Counted
     }
@@ -841,6 +842,21 @@ mod global {
                 }
             }
         }
+    }
+
+    /// Claims the calling thread's slot and stores its name (once), which
+    /// may allocate: for a wait whose [`register`] comes where nothing may
+    /// (`may_allocate` false).
+    pub(crate) fn prepare() {
+        let _ = THREAD.try_with(|thread| {
+            if thread.named.get() {
+                return;
+            }
+            if let Some(index) = slot_of(thread) {
+                thread.named.set(true);
+                set_name_in(&SLOTS[index], std::thread::current().name());
+            }
+        });
     }
 
     /// Registers a wait of the calling thread. Never allocates, never

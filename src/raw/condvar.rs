@@ -212,7 +212,9 @@ impl RawCondvar {
         let mut bad_mutex = false;
         let mut released = None;
         let mut timed_out_in_mutex_queue = false;
-        let block = profile::begin_blocking(EventKind::Condvar, Some(cv_site), 0, mark);
+        // Registered as waiting in `before_sleep`, with the mutex released:
+        // the registration's stack walk stays out of the critical section.
+        let mut block = profile::begin_blocking_unregistered();
         let cell = RequeueCell::new(profile::mutex_profiling_on());
         let validate = || {
             let current = self.state.load(Relaxed);
@@ -232,6 +234,7 @@ impl RawCondvar {
             // second time.
             // SAFETY: the caller holds `mutex` (our precondition).
             released = unsafe { mutex.unlock_unrecorded() };
+            profile::register_blocking(&mut block, EventKind::Condvar, Some(cv_site), 0, mark);
         };
         let timed_out = |key, was_last: bool| {
             if key != self.key() {

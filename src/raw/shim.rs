@@ -73,7 +73,10 @@ pub(crate) mod profile {
         BlockWait, EventKind, LockSite, StackMark, begin_block_wait, block_start,
         discard_block_wait, end_block_wait, mutex_profiling_on, now, record_block, record_mutex,
     };
-    pub(crate) use crate::profile::{begin_blocking, end_blocking, end_blocking_at};
+    pub(crate) use crate::profile::{
+        begin_blocking, begin_blocking_unregistered, end_blocking, end_blocking_at,
+        register_blocking,
+    };
 
     /// Ticks per second if the clock is already calibrated (never calibrates:
     /// calibration sleeps, and the callers hold a queue lock).
@@ -120,6 +123,19 @@ pub(crate) mod profile {
         _mark: StackMark,
     ) -> Option<u64> {
         block_start()
+    }
+    /// `begin_blocking_unregistered`: as `block_start`.
+    pub(crate) fn begin_blocking_unregistered() -> Option<u64> {
+        block_start()
+    }
+    /// `register_blocking`: nothing (the stub keeps no registry).
+    pub(crate) fn register_blocking(
+        _start: &mut Option<u64>,
+        _kind: EventKind,
+        _site: Option<LockSite>,
+        _lock: usize,
+        _mark: StackMark,
+    ) {
     }
     /// `end_blocking`: as `record_block`.
     pub(crate) fn end_blocking(
