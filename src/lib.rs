@@ -506,6 +506,24 @@ pub mod __loom {
         }
     }
 
+    /// The spin lock of `syncprof::tokio`'s wait queues
+    /// (`src/raw/spin.rs`), for `tests/loom_spin.rs`.
+    pub struct SpinModel(crate::raw::spin::SpinLock<()>);
+
+    impl Default for SpinModel {
+        fn default() -> Self {
+            SpinModel(crate::raw::spin::SpinLock::new(()))
+        }
+    }
+
+    impl SpinModel {
+        /// Runs `f` with the lock held.
+        pub fn with<R>(&self, f: impl FnOnce() -> R) -> R {
+            let _held = self.0.lock();
+            f()
+        }
+    }
+
     /// (sum of mutex-profile delays, mutex events, block events).
     pub fn totals() -> (u64, u64, u64) {
         (

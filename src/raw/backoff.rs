@@ -20,11 +20,13 @@
 //! over 200 writes, as parking_lot's).
 
 /// How long a writer waits before it keeps readers out.
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) const WRITER_BACKOFF_NANOS: f64 = 4_000.0;
 
 /// Ticks per second assumed until the clock is calibrated (which sleeps, so
 /// a lock never does it): below current TSC rates, so that the pause errs
 /// towards shorter.
+#[cfg_attr(loom, allow(dead_code))]
 const ASSUMED_TICKS_PER_SECOND: f64 = 1e9;
 
 /// Pauses the calling thread for about [`WRITER_BACKOFF_NANOS`] without

@@ -17,5 +17,7 @@ pub(crate) mod owner;
 pub(crate) mod poison;
 pub(crate) mod rwlock;
 pub(crate) mod shim;
+#[cfg_attr(not(any(feature = "tokio", loom)), allow(dead_code))]
+pub(crate) mod spin;
 
 pub(crate) use crate::macros::const_fn;

@@ -13,19 +13,16 @@
 //! plus one word (the queue). Everything else is on calls that only a wait
 //! or a release with waiters makes.
 
-use core::cell::UnsafeCell;
 use core::future::Future;
 use core::hint::black_box;
 use core::mem::ManuallyDrop;
 use core::pin::Pin;
-use core::sync::atomic::{
-    AtomicBool, AtomicUsize,
-    Ordering::{Acquire, Relaxed, Release},
-};
+use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use core::task::{Context, Poll};
 use std::collections::VecDeque;
 
 use crate::profile::{self, EventKind, LockSite, StackMark, clock, keep_frame};
+use crate::raw::spin::{SpinGuard, SpinLock};
 
 /// The waiters of one primitive that went `Pending` while mutex profiling
 /// was on, oldest first, and the tick of the primitive's last charge. Off the
@@ -58,91 +55,6 @@ struct Queue {
     /// The tick of the last charge: a waiter's wait counts from
     /// `max(queued_at, charged_until)`, so no wait is charged twice.
     charged_until: u64,
-}
-
-/// A lock for a few dozen instructions: a compare-exchange to take it, a
-/// store to release it; a taker that finds it held spins a little, then
-/// yields its thread until it is free (so a holder preempted on a busy
-/// machine gets the processor back).
-struct SpinLock<T> {
-    locked: AtomicBool,
-    value: UnsafeCell<T>,
-}
-
-// SAFETY: the lock hands out `&mut T` to one holder at a time, on any
-// thread: `T: Send` suffices (as for `std::sync::Mutex`).
-unsafe impl<T: Send> Sync for SpinLock<T> {}
-
-struct SpinGuard<'a, T> {
-    lock: &'a SpinLock<T>,
-}
-
-impl<T> SpinLock<T> {
-    const fn new(value: T) -> Self {
-        SpinLock {
-            locked: AtomicBool::new(false),
-            value: UnsafeCell::new(value),
-        }
-    }
-
-    #[inline]
-    fn lock(&self) -> SpinGuard<'_, T> {
-        if self
-            .locked
-            .compare_exchange_weak(false, true, Acquire, Relaxed)
-            .is_err()
-        {
-            self.lock_contended();
-        }
-        SpinGuard { lock: self }
-    }
-
-    #[cold]
-    fn lock_contended(&self) {
-        let mut spins = 0u32;
-        loop {
-            while self.locked.load(Relaxed) {
-                if spins < 100 {
-                    spins += 1;
-                    core::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-            if self
-                .locked
-                .compare_exchange_weak(false, true, Acquire, Relaxed)
-                .is_ok()
-            {
-                return;
-            }
-        }
-    }
-}
-
-impl<T> core::ops::Deref for SpinGuard<'_, T> {
-    type Target = T;
-
-    #[inline]
-    fn deref(&self) -> &T {
-        // SAFETY: the guard holds the lock: nobody else touches the value.
-        unsafe { &*self.lock.value.get() }
-    }
-}
-
-impl<T> core::ops::DerefMut for SpinGuard<'_, T> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as for `deref`, and the guard is borrowed mutably.
-        unsafe { &mut *self.lock.value.get() }
-    }
-}
-
-impl<T> Drop for SpinGuard<'_, T> {
-    #[inline]
-    fn drop(&mut self) {
-        self.lock.locked.store(false, Release);
-    }
 }
 
 /// A waiter's place in a [`WaitQueue`].
