@@ -13,25 +13,9 @@ use loom::sync::Arc;
 use loom::thread;
 use syncprof::__loom::SpinModel;
 
-/// Runs `f` under loom (preemptions bounded by `LOOM_MAX_PREEMPTIONS`, at
-/// most 3); returns the executions explored.
-fn model(f: impl Fn() + Sync + Send + 'static) -> usize {
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    let runs = std::sync::Arc::new(AtomicUsize::new(0));
-    let counter = std::sync::Arc::clone(&runs);
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(builder.preemption_bound.map_or(3, |env| env.min(3)));
-    // A taker that finds the lock held loops (load, yield) until it is free:
-    // paths are longer than loom's default bound of 1000 branches.
-    builder.max_branches = 100_000;
-    builder.check(move || {
-        f();
-        counter.fetch_add(1, SeqCst);
-    });
-    let runs = runs.load(SeqCst);
-    eprintln!("loom: {runs} executions");
-    runs
-}
+#[path = "support/loom_model.rs"]
+mod loom_model;
+use loom_model::model;
 
 /// `threads` threads (the main one included) each add 1 to the cell with
 /// the lock held, `rounds` times.

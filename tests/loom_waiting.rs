@@ -11,22 +11,9 @@ use loom::thread;
 use syncprof::__loom::{WaitSeen, WaitingPool};
 use syncprof::profile::EventKind;
 
-/// Runs `f` under loom (preemptions bounded by `LOOM_MAX_PREEMPTIONS`, at
-/// most 3); returns the executions explored.
-fn model(f: impl Fn() + Sync + Send + 'static) -> usize {
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    let runs = std::sync::Arc::new(AtomicUsize::new(0));
-    let counter = std::sync::Arc::clone(&runs);
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(builder.preemption_bound.map_or(3, |env| env.min(3)));
-    builder.check(move || {
-        f();
-        counter.fetch_add(1, SeqCst);
-    });
-    let runs = runs.load(SeqCst);
-    eprintln!("loom: {runs} executions");
-    runs
-}
+#[path = "support/loom_model.rs"]
+mod loom_model;
+use loom_model::model;
 
 fn first() -> WaitSeen {
     (EventKind::Mutex, 0x1000, 10, vec![1, 2, 3])

@@ -366,21 +366,9 @@ pub(crate) fn begin_blocking(
     lock: usize,
     mark: StackMark,
 ) -> Option<BlockStart> {
-    let waiting = waiting::enabled();
-    if rate::block_rate_ticks() == 0 && !metrics_on() && !waiting {
-        return None;
-    }
-    #[cfg(feature = "metrics")]
-    if metrics_on() {
-        metrics::prepare();
-    }
-    let tick = clock::now();
-    let registration = waiting.then(|| register_waiting(kind, site, lock, tick, mark, None));
-    Some(BlockStart {
-        tick,
-        registration,
-        unregistered: false,
-    })
+    let mut start = begin_blocking_unregistered();
+    register_blocking(&mut start, kind, site, lock, mark);
+    start
 }
 
 /// [`begin_blocking`] for a waiter that holds a lock until it is queued (a
