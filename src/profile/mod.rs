@@ -416,15 +416,13 @@ pub(crate) fn register_blocking(
     }
     let mut stack = stack::StackBuf::new();
     stack::capture_frame_pointers_from_mark(mark, waiting::WAIT_DEPTH + 1, &mut stack);
-    start.registration = Some(waiting::register(
-        waiting::WaitInfo {
-            kind,
-            site,
-            lock,
-            start: start.tick,
-            stack: stack.addrs(),
-            truncated: stack.truncated(),
-        },
+    start.registration = Some(register_waiting(
+        kind,
+        site,
+        lock,
+        start.tick,
+        mark,
+        Some(&stack),
         false,
     ));
 }
@@ -434,7 +432,8 @@ pub(crate) fn register_blocking(
 /// the process walks frame pointers (~90 ns at 30 frames, under 1% of a
 /// park/unpark hand-off); without frame pointers the DWARF unwinder would
 /// cost ~4 µs, a fifth of the hand-off, so the wait is registered without
-/// a stack (see `benches/waiting.rs` and the README).
+/// a stack (see `benches/waiting.rs` and the README). The thread's name is
+/// read (once) only if `may_allocate`.
 #[inline(always)]
 fn register_waiting(
     kind: EventKind,
@@ -443,6 +442,7 @@ fn register_waiting(
     start: u64,
     mark: StackMark,
     stack: Option<&stack::StackBuf>,
+    may_allocate: bool,
 ) -> waiting::Registration {
     let mut own;
     let stack = match stack {
@@ -462,7 +462,7 @@ fn register_waiting(
             stack: stack.addrs(),
             truncated: stack.truncated(),
         },
-        true,
+        may_allocate,
     )
 }
 
@@ -693,6 +693,7 @@ pub(crate) fn begin_block_wait(
         wait.start,
         mark,
         stack.as_ref(),
+        true,
     ));
     Some(wait)
 }

@@ -589,28 +589,7 @@ mod fp {
     /// upward; nothing if `first` is not a record of this thread's stack.
     #[inline(never)]
     pub(super) fn walk_from(first: usize, depth: usize, out: &mut StackBuf) {
-        let (low, high) = stack_bounds();
-        let valid = |fp: usize| fp >= low && fp <= high.saturating_sub(16) && fp % 8 == 0;
-        if high == 0 || !valid(first) {
-            return;
-        }
-        let mut fp = first;
-        loop {
-            // SAFETY: as in `walk_chain`: `fp` is inside this thread's
-            // stack, 8-aligned and at least 16 bytes below the top, and lies
-            // above the caller's frame (the marked frame is its ancestor).
-            let (next, ret) = unsafe {
-                let record = fp as *const usize;
-                (record.read(), record.add(1).read())
-            };
-            if ret == 0 || !out.push(ret, depth) {
-                return;
-            }
-            if next <= fp || !valid(next) {
-                return;
-            }
-            fp = next;
-        }
+        walk_records(first, StackMark::none(), depth, out, None);
     }
 
     /// [`walk`], recording the records read above the mark into `chain`.
@@ -619,10 +598,23 @@ mod fp {
         mark: StackMark,
         depth: usize,
         out: &mut StackBuf,
+        chain: Option<&mut Chain>,
+    ) {
+        walk_records(frame_pointer(), mark, depth, out, chain);
+    }
+
+    /// The walk of [`walk_chain`] and [`walk_from`], from the record `fp`
+    /// (nothing if it is not a record of this thread's stack): the frames
+    /// of the records above `mark` are kept.
+    #[inline(always)]
+    fn walk_records(
+        mut fp: usize,
+        mark: StackMark,
+        depth: usize,
+        out: &mut StackBuf,
         mut chain: Option<&mut Chain>,
     ) {
         let (low, high) = stack_bounds();
-        let mut fp = frame_pointer();
         let valid = |fp: usize| fp >= low && fp <= high.saturating_sub(16) && fp % 8 == 0;
         if high == 0 || !valid(fp) {
             return;

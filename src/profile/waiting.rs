@@ -849,14 +849,19 @@ mod global {
     /// (`may_allocate` false).
     pub(crate) fn prepare() {
         let _ = THREAD.try_with(|thread| {
-            if thread.named.get() {
-                return;
-            }
             if let Some(index) = slot_of(thread) {
-                thread.named.set(true);
-                set_name_in(&SLOTS[index], std::thread::current().name());
+                name_once(thread, index);
             }
         });
+    }
+
+    /// Stores the thread's name in its slot `index`, the first time only
+    /// (reading it may allocate).
+    fn name_once(thread: &ThreadHandle, index: usize) {
+        if !thread.named.get() {
+            thread.named.set(true);
+            set_name_in(&SLOTS[index], std::thread::current().name());
+        }
     }
 
     /// Registers a wait of the calling thread. Never allocates, never
@@ -865,9 +870,8 @@ mod global {
         let registered = THREAD.try_with(|thread| {
             let index = slot_of(thread)?;
             let slot = &SLOTS[index];
-            if may_allocate && !thread.named.get() {
-                thread.named.set(true);
-                set_name_in(slot, std::thread::current().name());
+            if may_allocate {
+                name_once(thread, index);
             }
             let entry = register_in(slot, thread.depth.get(), wait)?;
             thread.depth.set(entry + 1);

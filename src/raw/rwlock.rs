@@ -458,10 +458,6 @@ impl RawRwLock {
             if !writer && state & READERS_MASK == READERS_MASK {
                 panic!("too many readers of an RwLock");
             }
-            // A writer keeps new readers out from the moment it waits (as
-            // parking_lot's writer bit does), so that the readers inside
-            // drain while it spins, instead of a flood of readers running
-            // on until it parks.
             // Before it keeps readers out, a writer backs off once, off the
             // lock's line (see `backoff`): short sections end meanwhile.
             if writer && state & WRITER_WAITING == 0 && !backed_off {
@@ -470,6 +466,10 @@ impl RawRwLock {
                 state = self.state.load(Relaxed);
                 continue;
             }
+            // A writer keeps new readers out from the moment it waits (as
+            // parking_lot's writer bit does), so that the readers inside
+            // drain while it spins, instead of a flood of readers running
+            // on until it parks.
             if writer && state & WRITER_WAITING == 0 {
                 // Everything of the profiler that may allocate happens
                 // before WW is set: an allocator that reads this lock would
