@@ -222,6 +222,16 @@ pub mod __loom {
         stub::REQUEUED.load(SeqCst)
     }
 
+    /// Condvar waits ended by a notification (the first figure) while they
+    /// spun, (the second) while they left the spinners to park; totals of
+    /// the process, never reset.
+    pub fn condvar_spin_wakes() -> (u64, u64) {
+        (
+            stub::SPIN_WAKES.load(SeqCst),
+            stub::SPIN_LEFT_NOTIFIED.load(SeqCst),
+        )
+    }
+
     /// Calls to the parking model's `park` since the last [`reset`].
     pub fn parks() -> u64 {
         stub::PARKS.load(SeqCst)

@@ -20,7 +20,8 @@ mod with_syncprof {
     #[test]
     fn a_mutex_of_unit_is_at_most_16_bytes() {
         assert!(size_of::<Mutex<()>>() <= 16, "{}", size_of::<Mutex<()>>());
-        assert!(size_of::<Condvar>() <= 16);
+        // The waiters' mutex, the spinning waiters' word and the site.
+        assert!(size_of::<Condvar>() <= 24, "{}", size_of::<Condvar>());
     }
 
     #[test]

@@ -94,6 +94,7 @@ fn mutex_excludes_with_three_threads_through_the_slow_path() {
 
 #[test]
 fn condvar_loses_no_wakeup() {
+    let (spun, left) = syncprof::__loom::condvar_spin_wakes();
     let _ = model(3, || {
         syncprof::__loom::reset(true);
         let pair = Arc::new((Mutex::new(false), Condvar::new()));
@@ -110,6 +111,13 @@ fn condvar_loses_no_wakeup() {
         drop(ready);
         t.join().unwrap();
     });
+    // Both ways a notification reaches a spinning waiter were explored: seen
+    // while it spins, and found as it leaves the spinners to park.
+    let (spun_now, left_now) = syncprof::__loom::condvar_spin_wakes();
+    assert!(
+        spun_now > spun && left_now > left,
+        "spin wakes {spun} -> {spun_now}, notified on leaving {left} -> {left_now}"
+    );
 }
 
 #[test]
@@ -451,4 +459,51 @@ fn a_requeued_waiter_whose_timeout_fires_still_takes_the_mutex() {
         assert_eq!(syncprof::__loom::queued(), 0);
     });
     assert!(requeuing > 0, "no execution moved a waiter");
+}
+
+/// A `notify_one` wakes a thread that waited when it came, never one that
+/// began to wait after it: a later waiter may see the notification (as a
+/// spurious wake-up) but may not take it from an earlier one. Here the
+/// later waiter waits for another flag, so a notification it took would
+/// leave the first waiter asleep (a deadlock the model reports).
+#[test]
+fn condvar_notify_one_is_not_taken_by_a_later_waiter() {
+    let _ = model(2, || {
+        syncprof::__loom::reset(false);
+        let state = Arc::new((
+            Mutex::new((false, false)),
+            Condvar::new(),
+            AtomicBool::new(false),
+        ));
+        let s = state.clone();
+        let first = thread::spawn(move || {
+            let mut flags = s.0.lock().unwrap();
+            // Set with the mutex held: who takes the mutex after it knows
+            // this thread is inside `wait`.
+            s.2.store(true, SeqCst);
+            while !flags.0 {
+                flags = s.1.wait(flags).unwrap();
+            }
+        });
+        let mut flags = state.0.lock().unwrap();
+        while !state.2.load(SeqCst) {
+            drop(flags);
+            thread::yield_now();
+            flags = state.0.lock().unwrap();
+        }
+        flags.0 = true;
+        drop(flags);
+        state.1.notify_one();
+        let s = state.clone();
+        let later = thread::spawn(move || {
+            let mut flags = s.0.lock().unwrap();
+            while !flags.1 {
+                flags = s.1.wait(flags).unwrap();
+            }
+        });
+        first.join().unwrap();
+        state.0.lock().unwrap().1 = true;
+        state.1.notify_all();
+        later.join().unwrap();
+    });
 }

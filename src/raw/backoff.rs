@@ -36,15 +36,63 @@ const ASSUMED_TICKS_PER_SECOND: f64 = 1e9;
 #[inline(never)]
 pub(crate) fn writer_backoff() {
     #[cfg(not(loom))]
+    spin_until(WRITER_BACKOFF_NANOS, || false);
+}
+
+/// `nanos` in the profiler's clock ticks (at an assumed rate below the
+/// real one until the clock is calibrated: short rather than long).
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) fn ticks(nanos: f64) -> u64 {
+    use super::shim::profile;
+    let rate = profile::ticks_per_second_if_known().unwrap_or(ASSUMED_TICKS_PER_SECOND);
+    (rate * nanos / 1e9) as u64
+}
+
+/// Spins on pauses for about `nanos` or until `done` returns true (called
+/// every few pauses, with the clock); returns whether `done` did. Timed by
+/// the profiler's clock once it is calibrated, else by `Instant` (its rate
+/// unknown, a tick could be anything from 1 to 40 ns). Under loom: one call
+/// of `done` (the model explores what it reads, not the pauses).
+#[inline]
+pub(crate) fn spin_until(nanos: f64, mut done: impl FnMut() -> bool) -> bool {
+    #[cfg(not(loom))]
     {
         use super::shim::profile;
-        let rate = profile::ticks_per_second_if_known().unwrap_or(ASSUMED_TICKS_PER_SECOND);
-        let ticks = (rate * WRITER_BACKOFF_NANOS / 1e9) as u64;
-        let start = profile::now();
-        while profile::elapsed(start, profile::now()) < ticks {
+        let pauses = || {
             for _ in 0..4 {
                 core::hint::spin_loop();
             }
+        };
+        if let Some(rate) = profile::ticks_per_second_if_known() {
+            let ticks = (rate * nanos / 1e9) as u64;
+            let start = profile::now();
+            loop {
+                if done() {
+                    return true;
+                }
+                if profile::elapsed(start, profile::now()) >= ticks {
+                    return false;
+                }
+                pauses();
+            }
         }
+        let limit = std::time::Duration::from_nanos(nanos as u64);
+        let start = std::time::Instant::now();
+        loop {
+            for _ in 0..4 {
+                if done() {
+                    return true;
+                }
+                pauses();
+            }
+            if start.elapsed() >= limit {
+                return false;
+            }
+        }
+    }
+    #[cfg(loom)]
+    {
+        let _ = nanos;
+        done()
     }
 }

@@ -17,17 +17,56 @@ use core::hint::black_box;
 use core::ptr;
 use std::time::Instant;
 
+use super::backoff;
 use super::charge::RequeueCell;
 use super::mutex::{RawMutex, TOKEN_HANDOFF};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
-    self, AtomicPtr, FilterOp, Ordering::Relaxed, ParkResult, RequeueOp, UnparkResult, UnparkToken,
+    self, AtomicPtr, AtomicUsize, FilterOp,
+    Ordering::{AcqRel, Acquire, Relaxed},
+    ParkResult, RequeueOp, UnparkResult, UnparkToken,
 };
 
 /// Unpark token of a waiter that a notification woke itself (its mutex was
 /// free): it takes the mutex on its own. Odd and not 1, so that it is none of
 /// the mutex's tokens (compete 0, hand-over 1, charge ticks even).
 const TOKEN_NOTIFIED: UnparkToken = UnparkToken(3);
+
+/// How long a waiter spins, its mutex released, for a notification before
+/// it parks. A notification that comes within it costs the waiter a load
+/// instead of a park and a wake-up (tens of µs on the 2-core VM, which
+/// decide a condvar ping-pong's round trip); see [`RawCondvar::spin`].
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) const SPIN_NANOS: f64 = 4_000.0;
+
+/// How long a waiter spins while most recent waits on its condvar were
+/// shorter than this: about two wake-ups on the 2-core VM. A ping-pong
+/// whose threads both park needs one spinner to outlast the other's
+/// wake-up before the hand-offs stay in the spin; [`SPIN_NANOS`] does not.
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) const LONG_SPIN_NANOS: f64 = 50_000.0;
+
+/// The ceiling of the score of recent waits in [`RawCondvar::spin`], and
+/// the score from which waiters spin [`LONG_SPIN_NANOS`].
+const SHORT_MAX: u8 = 4;
+const SHORT_ENOUGH: u8 = 2;
+
+/// One spinning waiter in [`RawCondvar::spin`] (the low 16 bits count them).
+const SPINNER: usize = 1;
+/// The spinner count's bits.
+const SPINNERS: usize = 0xFFFF;
+/// Where [`RawCondvar::spin`] keeps the score of recent waits (4 bits).
+const SCORE_SHIFT: u32 = 16;
+const SCORE: usize = 0xF << SCORE_SHIFT;
+/// One notification in [`RawCondvar::spin`] (the bits above the score are a
+/// sequence number: 44 on a 64-bit target).
+const NOTIFICATION: usize = 1 << 20;
+
+/// The notification number in a [`RawCondvar::spin`] word.
+#[inline]
+fn notifications(word: usize) -> usize {
+    word >> NOTIFICATION.trailing_zeros()
+}
 
 /// A condition variable without a site: a pointer to the mutex its waiters
 /// use, null while nobody waits.
@@ -38,6 +77,34 @@ pub(crate) struct RawCondvar {
     /// after the waiter's store by the mutex the notifier took to change the
     /// condition (the same argument as parking_lot's).
     state: AtomicPtr<RawMutex>,
+    /// The waiters that spin before they park (low 16 bits), a score of
+    /// recent waits (4 bits) and a sequence number of the notifications that
+    /// found a spinner (the bits above, 44 on a 64-bit target, so that it
+    /// never wraps within a wait).
+    ///
+    /// A waiter counts itself and reads the number while it still holds the
+    /// mutex, then releases it and spins until the number moves. A notifier
+    /// that finds spinners moves the number and empties the count instead
+    /// of waking a parked thread: every counted spinner returns, as from a
+    /// spurious wake-up, which `wait` allows. At least one was waiting
+    /// before the notification (it was counted); one that counts itself
+    /// later reads the new number, so it cannot take a notification meant
+    /// for the others; and a second notification does not count the
+    /// spinners the first one woke, so it wakes a parked waiter (a
+    /// `notify_one` per item reaches as many waiters as items). A spinner
+    /// that gives up leaves the count in `park`'s `validate`, after it
+    /// published the mutex in `state`, under the queue lock, by a
+    /// compare-exchange: either a notification came first, and the spinner
+    /// sees the number moved and does not park, or the notifier sees no
+    /// spinner and then the parked waiter's mutex in `state`.
+    ///
+    /// The score counts recent waits that ended within [`LONG_SPIN_NANOS`]
+    /// (up 1 for one that did, down 2 for one that did not, in
+    /// `0..=SHORT_MAX`): from [`SHORT_ENOUGH`] waiters spin that long, else
+    /// [`SPIN_NANOS`]. So a waiter spins long only where at least two waits
+    /// in three end within the spin, and a condvar whose waits are long (an
+    /// idle queue) costs a short spin per wait.
+    spin: AtomicUsize,
 }
 
 /// How a condvar wait ended.
@@ -81,7 +148,10 @@ pub(crate) struct Requeued {
 impl RawCondvar {
     super::const_fn! {
         pub(crate) fn new() -> RawCondvar {
-            RawCondvar { state: AtomicPtr::new(ptr::null_mut()) }
+            RawCondvar {
+                state: AtomicPtr::new(ptr::null_mut()),
+                spin: AtomicUsize::new(0),
+            }
         }
     }
 
@@ -94,6 +164,9 @@ impl RawCondvar {
     /// mutex is held).
     #[inline]
     pub(crate) fn notify_one(&self) {
+        if self.notify_spinners() != 0 {
+            return;
+        }
         let mutex = self.state.load(Relaxed);
         if !mutex.is_null() {
             self.notify_slow(mutex, false);
@@ -104,9 +177,135 @@ impl RawCondvar {
     /// moved to the mutex's queue (all of them if it is held).
     #[inline]
     pub(crate) fn notify_all(&self) {
+        self.notify_spinners();
         let mutex = self.state.load(Relaxed);
         if !mutex.is_null() {
             self.notify_slow(mutex, true);
+        }
+    }
+
+    /// Notifies every spinning waiter (see [`RawCondvar::spin`]): moves the
+    /// notification number and empties the count, so that a second
+    /// notification does not count them again. Returns how many there
+    /// were. Acquire: when it returns 0, the `state` a waiter published
+    /// before it stopped spinning is visible.
+    #[inline]
+    fn notify_spinners(&self) -> usize {
+        let mut current = self.spin.load(Acquire);
+        loop {
+            let spinners = current & SPINNERS;
+            if spinners == 0 {
+                return 0;
+            }
+            let next =
+                (current & SCORE) | (current & !(SPINNERS | SCORE)).wrapping_add(NOTIFICATION);
+            match self
+                .spin
+                .compare_exchange_weak(current, next, AcqRel, Acquire)
+            {
+                Ok(_) => return spinners,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Counts the calling thread, which holds the waiters' mutex, as a
+    /// spinner; returns the notification number to watch, or `None` when it
+    /// should park at once (the count is full, or the target's words are
+    /// too narrow for a number that never wraps). Relaxed: the mutex's
+    /// release orders it before any notifier that changes the condition.
+    fn start_spinning(&self) -> Option<usize> {
+        if cfg!(not(target_pointer_width = "64")) {
+            return None;
+        }
+        let mut current = self.spin.load(Relaxed);
+        loop {
+            if current & SPINNERS == SPINNERS {
+                return None;
+            }
+            match self
+                .spin
+                .compare_exchange_weak(current, current + SPINNER, Relaxed, Relaxed)
+            {
+                Ok(_) => return Some(notifications(current)),
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Spins for about [`SPIN_NANOS`] (or [`LONG_SPIN_NANOS`], see
+    /// [`RawCondvar::spin`]; never past `deadline`) until a notification
+    /// moves the number from `seen`: returns whether one did (the notifier
+    /// took this thread out of the count). Else the thread is still
+    /// counted: `park`'s `validate` leaves.
+    fn spin_for_notification(&self, seen: usize, deadline: Option<Instant>) -> bool {
+        let score = (self.spin.load(Relaxed) & SCORE) >> SCORE_SHIFT;
+        let mut nanos = if score >= usize::from(SHORT_ENOUGH) {
+            LONG_SPIN_NANOS
+        } else {
+            SPIN_NANOS
+        };
+        if let Some(deadline) = deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            nanos = nanos.min(left.as_nanos() as f64);
+        }
+        let notified =
+            backoff::spin_until(nanos, || notifications(self.spin.load(Acquire)) != seen);
+        #[cfg(loom)]
+        if notified {
+            profile::SPIN_WAKES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        notified
+    }
+
+    /// Scores a wait that began at tick `began` (see [`RawCondvar::spin`]).
+    fn score_wait(&self, began: u64) {
+        #[cfg(not(loom))]
+        {
+            let short = profile::elapsed(began, profile::now()) < backoff::ticks(LONG_SPIN_NANOS);
+            let mut current = self.spin.load(Relaxed);
+            loop {
+                let old = (current & SCORE) >> SCORE_SHIFT;
+                let new = if short {
+                    (old + 1).min(usize::from(SHORT_MAX))
+                } else {
+                    old.saturating_sub(2)
+                };
+                if new == old {
+                    return;
+                }
+                let word = (current & !SCORE) | (new << SCORE_SHIFT);
+                match self
+                    .spin
+                    .compare_exchange_weak(current, word, Relaxed, Relaxed)
+                {
+                    Ok(_) => return,
+                    Err(actual) => current = actual,
+                }
+            }
+        }
+        #[cfg(loom)]
+        let _ = began;
+    }
+
+    /// Leaves the spinners (inside `park`'s `validate`, after `state` is
+    /// published), unless a notification came since `seen` (which took this
+    /// thread out of the count): returns whether one did.
+    fn stop_spinning(&self, seen: usize) -> bool {
+        let mut current = self.spin.load(Acquire);
+        loop {
+            if notifications(current) != seen {
+                #[cfg(loom)]
+                profile::SPIN_LEFT_NOTIFIED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                return true;
+            }
+            match self
+                .spin
+                .compare_exchange_weak(current, current - SPINNER, AcqRel, Acquire)
+            {
+                Ok(_) => return false,
+                Err(actual) => current = actual,
+            }
         }
     }
 
@@ -215,6 +414,43 @@ impl RawCondvar {
         // Registered as waiting in `before_sleep`, with the mutex released:
         // the registration's stack walk stays out of the critical section.
         let mut block = profile::begin_blocking_unregistered();
+        let began = profile::now();
+        // Spin first, the mutex released, unless the waiters use another
+        // mutex (the park below reports that with ours still held).
+        let waiters_mutex = self.state.load(Relaxed);
+        let spinning = if waiters_mutex.is_null() || waiters_mutex == mutex_ptr {
+            self.start_spinning()
+        } else {
+            None
+        };
+        if let Some(seen) = spinning {
+            // SAFETY: the caller holds `mutex` (our precondition).
+            if let Some(charge) = unsafe { mutex.unlock_unrecorded() } {
+                profile::record_mutex(
+                    charge.delay,
+                    charge.woken,
+                    EventKind::Mutex,
+                    Some(mutex_site),
+                    mark,
+                );
+            }
+            if self.spin_for_notification(seen, deadline) {
+                self.score_wait(began);
+                if let Some(start) = block {
+                    profile::end_blocking_at(
+                        start,
+                        profile::now(),
+                        EventKind::Condvar,
+                        Some(cv_site),
+                        mark,
+                    );
+                }
+                return WaitOutcome {
+                    timed_out: false,
+                    requeued: None,
+                };
+            }
+        }
         let cell = RequeueCell::new(profile::mutex_profiling_on());
         let validate = || {
             let current = self.state.load(Relaxed);
@@ -222,18 +458,34 @@ impl RawCondvar {
                 self.state.store(mutex_ptr, Relaxed);
             } else if current != mutex_ptr {
                 bad_mutex = true;
+                if let Some(seen) = spinning {
+                    self.stop_spinning(seen);
+                }
                 return false;
+            }
+            // Leave the spinners only now, `state` published (see `spin`).
+            if let Some(seen) = spinning {
+                if self.stop_spinning(seen) {
+                    // Notified meanwhile: do not park. `state` goes back to
+                    // null if we set it (nobody else is queued then).
+                    if current.is_null() {
+                        self.state.store(ptr::null_mut(), Relaxed);
+                    }
+                    return false;
+                }
             }
             true
         };
         let before_sleep = || {
             // We are queued: a notification from now on wakes us. Release the
-            // mutex (waking a waiter of it is allowed here); its charge is
-            // recorded after the park, because recording may allocate, and
-            // an allocator may take a lock that would park this thread a
-            // second time.
-            // SAFETY: the caller holds `mutex` (our precondition).
-            released = unsafe { mutex.unlock_unrecorded() };
+            // mutex (waking a waiter of it is allowed here) unless we did
+            // before spinning; its charge is recorded after the park,
+            // because recording may allocate, and an allocator may take a
+            // lock that would park this thread a second time.
+            if spinning.is_none() {
+                // SAFETY: the caller holds `mutex` (our precondition).
+                released = unsafe { mutex.unlock_unrecorded() };
+            }
             profile::register_blocking(&mut block, EventKind::Condvar, Some(cv_site), 0, mark);
         };
         let timed_out = |key, was_last: bool| {
@@ -285,6 +537,7 @@ impl RawCondvar {
                 requeued: None,
             },
         };
+        self.score_wait(began);
         if let Some(charge) = released {
             profile::record_mutex(
                 charge.delay,
@@ -295,6 +548,11 @@ impl RawCondvar {
             );
         }
         if bad_mutex {
+            if spinning.is_some() {
+                // Released before spinning: held again for the caller's
+                // guard, which the unwinding drops.
+                outcome.relock(mutex, mutex_site);
+            }
             panic!("attempted to use a condition variable with two mutexes");
         }
         if let Some(start) = block {
@@ -317,6 +575,9 @@ impl RawCondvar {
     /// moved to the mutex's queue, to be woken by its unlock).
     #[inline]
     pub(crate) fn notify_one_counted(&self) -> bool {
+        if self.notify_spinners() != 0 {
+            return true;
+        }
         let mutex = self.state.load(Relaxed);
         !mutex.is_null() && self.notify_slow(mutex, false) > 0
     }
@@ -325,11 +586,12 @@ impl RawCondvar {
     /// moved to the mutex's queue.
     #[inline]
     pub(crate) fn notify_all_counted(&self) -> usize {
+        let spinners = self.notify_spinners();
         let mutex = self.state.load(Relaxed);
         if mutex.is_null() {
-            0
+            spinners
         } else {
-            self.notify_slow(mutex, true)
+            spinners + self.notify_slow(mutex, true)
         }
     }
 }

@@ -94,6 +94,12 @@ pub(crate) mod profile {
     pub(crate) use crate::profile::{EventKind, LockSite, StackMark};
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 
+    /// Condvar waits that a notification ended while they spun, and while
+    /// they left the spinners to park (never reset: the models check that
+    /// both paths were reached).
+    pub(crate) static SPIN_WAKES: AtomicU64 = AtomicU64::new(0);
+    pub(crate) static SPIN_LEFT_NOTIFIED: AtomicU64 = AtomicU64::new(0);
+
     /// Logical time: every read advances it, so waits are never empty.
     static CLOCK: AtomicU64 = AtomicU64::new(1);
     /// Whether the stub profiles (set by the loom tests).
