@@ -643,7 +643,7 @@ impl RawCondvar {
         // SAFETY: the caller holds `mutex`.
         let outcome = unsafe {
             self.inner
-                .wait_slow(&mutex.inner, mutex.site, self.site, deadline)
+                .wait_slow(&mutex.inner, mutex.site, self.site, deadline, false)
         };
         // Take the mutex back: a wait of its own, with the caller as leaf.
         if outcome.relock(&mutex.inner, mutex.site) {
@@ -657,7 +657,8 @@ impl RawCondvar {
 // `before_sleep`), so no notification after the release is missed; the
 // mutex is re-taken before returning; a panic for a second mutex happens
 // with the mutex still held. No spurious wake-ups: a wait ends by a
-// notification or its deadline.
+// notification or its deadline (it does not spin, so a `notify_one` wakes
+// exactly one waiter).
 unsafe impl lock_api::RawCondvar for RawCondvar {
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: RawCondvar = RawCondvar::with_site(LOCK_API_SITE);

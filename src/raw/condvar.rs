@@ -387,6 +387,11 @@ impl RawCondvar {
     /// notification, and the charge of the mutex release (`mutex_site`) in
     /// the mutex profile, both with the mutex released.
     ///
+    /// With `spin`, the thread first spins (see [`RawCondvar::spin`]): a
+    /// `notify_one` then wakes every spinner, which `std`'s `wait` allows (a
+    /// spurious wake-up) and parking_lot's, which promises none and exact
+    /// counts, does not: its face passes `false`.
+    ///
     /// # Panics
     ///
     /// If other threads wait on this condvar with a different mutex; the
@@ -403,6 +408,7 @@ impl RawCondvar {
         mutex_site: LockSite,
         cv_site: LockSite,
         deadline: Option<Instant>,
+        spin: bool,
     ) -> WaitOutcome {
         shim::require_may_park("Condvar::wait");
         let mark = 0u8;
@@ -418,7 +424,7 @@ impl RawCondvar {
         // Spin first, the mutex released, unless the waiters use another
         // mutex (the park below reports that with ours still held).
         let waiters_mutex = self.state.load(Relaxed);
-        let spinning = if waiters_mutex.is_null() || waiters_mutex == mutex_ptr {
+        let spinning = if spin && (waiters_mutex.is_null() || waiters_mutex == mutex_ptr) {
             self.start_spinning()
         } else {
             None
