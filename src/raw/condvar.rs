@@ -18,7 +18,7 @@ use core::ptr;
 use std::time::Instant;
 
 use super::backoff;
-use super::charge::RequeueCell;
+use super::charge::{Charge, RequeueCell};
 use super::mutex::{RawMutex, TOKEN_HANDOFF};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
@@ -429,9 +429,10 @@ impl RawCondvar {
         } else {
             None
         };
-        if let Some(seen) = spinning {
-            // SAFETY: the caller holds `mutex` (our precondition).
-            if let Some(charge) = unsafe { mutex.unlock_unrecorded() } {
+        // The charge of the mutex's release, recorded where nothing is held
+        // and outside the parking lot (recording may allocate).
+        let record_release = |charge: Option<Charge>| {
+            if let Some(charge) = charge {
                 profile::record_mutex(
                     charge.delay,
                     charge.woken,
@@ -440,6 +441,10 @@ impl RawCondvar {
                     mark,
                 );
             }
+        };
+        if let Some(seen) = spinning {
+            // SAFETY: the caller holds `mutex` (our precondition).
+            record_release(unsafe { mutex.unlock_unrecorded() });
             if self.spin_for_notification(seen, deadline) {
                 self.score_wait(began);
                 if let Some(start) = block {
@@ -544,15 +549,7 @@ impl RawCondvar {
             },
         };
         self.score_wait(began);
-        if let Some(charge) = released {
-            profile::record_mutex(
-                charge.delay,
-                charge.woken,
-                EventKind::Mutex,
-                Some(mutex_site),
-                mark,
-            );
-        }
+        record_release(released);
         if bad_mutex {
             if spinning.is_some() {
                 // Released before spinning: held again for the caller's
