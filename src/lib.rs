@@ -232,6 +232,12 @@ pub mod __loom {
         )
     }
 
+    /// Condvar waiters that met a second mutex after they released theirs to
+    /// spin; a total of the process, never reset.
+    pub fn condvar_spin_bad_mutex() -> u64 {
+        stub::SPIN_BAD_MUTEX.load(SeqCst)
+    }
+
     /// Calls to the parking model's `park` since the last [`reset`].
     pub fn parks() -> u64 {
         stub::PARKS.load(SeqCst)

@@ -507,3 +507,55 @@ fn condvar_notify_one_is_not_taken_by_a_later_waiter() {
         later.join().unwrap();
     });
 }
+
+/// Two threads wait on one condvar with two different mutexes: the one that
+/// finds the other's mutex published panics (as `std` documents it may),
+/// and it does so with its own mutex held, as on entry, so that its guard,
+/// dropped by the unwinding, releases it exactly once. A waiter that
+/// released its mutex to spin and then meets the other mutex takes its own
+/// back first. Afterwards both mutexes are free (poisoned by the panic).
+#[test]
+fn a_condvar_used_with_two_mutexes_panics_with_the_mutex_held() {
+    let before = syncprof::__loom::condvar_spin_bad_mutex();
+    let _ = model(2, || {
+        syncprof::__loom::reset(false);
+        let cv = Arc::new(Condvar::new());
+        let mutexes = [Arc::new(Mutex::new(())), Arc::new(Mutex::new(()))];
+        let done = Arc::new(AtomicUsize::new(0));
+        let waiters: Vec<_> = mutexes
+            .iter()
+            .map(|m| {
+                let (m, cv, done) = (m.clone(), cv.clone(), done.clone());
+                thread::spawn(move || {
+                    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        let guard = m.lock().unwrap();
+                        drop(cv.wait(guard));
+                    }));
+                    done.fetch_add(1, SeqCst);
+                    waited.is_err()
+                })
+            })
+            .collect();
+        // Wake whichever waiter did not panic (a wait may also return after
+        // a notification that came before it parked: it then just ends).
+        while done.load(SeqCst) < 2 {
+            cv.notify_all();
+            thread::yield_now();
+        }
+        let panicked: usize = waiters
+            .into_iter()
+            .map(|w| usize::from(w.join().unwrap()))
+            .sum();
+        assert!(panicked <= 1, "both waiters panicked");
+        for m in &mutexes {
+            assert!(
+                !matches!(m.try_lock(), Err(syncprof::TryLockError::WouldBlock)),
+                "a mutex is still held after the panic"
+            );
+        }
+    });
+    assert!(
+        syncprof::__loom::condvar_spin_bad_mutex() > before,
+        "no execution met the second mutex after spinning"
+    );
+}

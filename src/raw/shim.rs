@@ -99,6 +99,9 @@ pub(crate) mod profile {
     /// both paths were reached).
     pub(crate) static SPIN_WAKES: AtomicU64 = AtomicU64::new(0);
     pub(crate) static SPIN_LEFT_NOTIFIED: AtomicU64 = AtomicU64::new(0);
+    /// Condvar waiters that met a second mutex after they released theirs
+    /// to spin (and took it back before panicking); never reset.
+    pub(crate) static SPIN_BAD_MUTEX: AtomicU64 = AtomicU64::new(0);
 
     /// Logical time: every read advances it, so waits are never empty.
     static CLOCK: AtomicU64 = AtomicU64::new(1);
