@@ -394,3 +394,63 @@ fn slow_paths_in_tail_position_keep_the_callers_frame() {
     });
     assert!(recv.is_some(), "the receiver's frame is on its stack");
 }
+
+/// One side of a condvar ping-pong: waits for its turn `rounds` times,
+/// counting its `wait` calls.
+#[inline(never)]
+fn ping_pong_side(pair: &(Mutex<(u8, bool)>, Condvar), me: u8, rounds: usize) -> usize {
+    let (m, c) = pair;
+    let mut waits = 0;
+    let mut turn = m.lock().unwrap();
+    for _ in 0..rounds {
+        while turn.0 != me {
+            waits += 1;
+            turn = c.wait(turn).unwrap();
+        }
+        turn.0 = 1 - me;
+        c.notify_one();
+    }
+    waits
+}
+
+/// A condvar ping-pong hands over within microseconds, so most of its waits
+/// end while the waiter still spins (`syncprof::Condvar` spins before it
+/// parks): each such wait is still exactly one block event (rate 1), on the
+/// public `Condvar::wait` leaf above the waiter's own frame, and the delays
+/// add up to no more than the two threads' wall time.
+#[test]
+fn condvar_waits_that_end_while_spinning_are_each_one_event() {
+    const ROUNDS: usize = 2_000;
+    let _rates = Rates::on();
+    let block0 = profile::block();
+    let pair = Arc::new((Mutex::new((0u8, false)), Condvar::new()));
+    let start = Instant::now();
+    let p = Arc::clone(&pair);
+    let other = thread::spawn(move || ping_pong_side(&p, 1, ROUNDS));
+    let mine_waits = ping_pong_side(&pair, 0, ROUNDS);
+    let waits = mine_waits + other.join().unwrap();
+    let wall = start.elapsed().as_secs_f64();
+    let blocks = profile::block().delta(&block0);
+    let condvar: Vec<_> = blocks
+        .records()
+        .iter()
+        .filter(|r| r.event_kind() == Some(EventKind::Condvar))
+        .filter(|r| stack_mentions(r, "ping_pong_side"))
+        .collect();
+    let count: f64 = condvar.iter().map(|r| r.count()).sum();
+    assert_eq!(count, waits as f64, "{count} events for {waits} waits");
+    for record in &condvar {
+        check_stack(record);
+        assert!(
+            frames(record)[0]
+                .iter()
+                .any(|n| n.contains("Condvar::wait")),
+            "leaf is not Condvar::wait"
+        );
+    }
+    let waited = total_secs(&condvar);
+    assert!(
+        waited <= 2.0 * wall,
+        "{waited} s of waits in {wall} s of two threads"
+    );
+}
