@@ -521,12 +521,13 @@ ping_pong!(
 );
 
 /// Items per second through a queue of capacity 64 guarded by a mutex and two
-/// condvars (not empty, not full), one producer and four consumers, each
-/// item ~50 ns of work for its consumer, outside the lock (the loop of
-/// `std::sync::Condvar`'s documentation).
+/// condvars (not empty, not full), one producer and `consumers` consumers,
+/// each item `iters` steps of work for its consumer, outside the lock (the
+/// loop of `std::sync::Condvar`'s documentation). With more threads than
+/// cores and µs of work, a waiter that spins takes a core the workers need.
 macro_rules! condvar_queue {
     ($name:ident, $mutex:ty, $condvar:ty, |$m:ident| $lock:expr, |$cv:ident, $g:ident| $wait:expr) => {
-        fn $name(period: Duration, iters: u64) -> f64 {
+        fn $name(period: Duration, iters: u64, consumers: usize) -> f64 {
             // (queue, producer finished)
             let queue =
                 <$mutex>::new((std::collections::VecDeque::<u64>::with_capacity(64), false));
@@ -536,7 +537,7 @@ macro_rules! condvar_queue {
             let stop = AtomicBool::new(false);
             let start = Instant::now();
             std::thread::scope(|s| {
-                for _ in 0..4 {
+                for _ in 0..consumers {
                     s.spawn(|| {
                         let mut local = 0u64;
                         let $m = &queue;
@@ -920,9 +921,16 @@ fn main() {
     );
     matrix.case(
         "condvar queue (64), 1 producer 4 consumers, 50 ns per item",
-        &mut || queue_std(period, iters_50ns),
-        Some(&mut || queue_pl(period, iters_50ns)),
-        &|| queue_sp(period, iters_50ns),
+        &mut || queue_std(period, iters_50ns, 4),
+        Some(&mut || queue_pl(period, iters_50ns, 4)),
+        &|| queue_sp(period, iters_50ns, 4),
+    );
+    let iters_2us = iters_50ns * 40;
+    matrix.case(
+        "condvar queue (64), 1 producer 16 consumers, 2 µs per item",
+        &mut || queue_std(period, iters_2us, 16),
+        Some(&mut || queue_pl(period, iters_2us, 16)),
+        &|| queue_sp(period, iters_2us, 16),
     );
     matrix.case(
         "sync_channel(64), 1 -> 1",

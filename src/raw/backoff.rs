@@ -54,13 +54,29 @@ pub(crate) fn ticks(nanos: f64) -> u64 {
 /// unknown, a tick could be anything from 1 to 40 ns). Under loom: one call
 /// of `done` (the model explores what it reads, not the pauses).
 #[inline]
-pub(crate) fn spin_until(nanos: f64, mut done: impl FnMut() -> bool) -> bool {
+pub(crate) fn spin_until(nanos: f64, done: impl FnMut() -> bool) -> bool {
+    spin_until_with(nanos, 0, done)
+}
+
+/// [`spin_until`], also yielding the core every `yield_every` rounds of
+/// pauses (never with 0).
+#[inline]
+pub(crate) fn spin_until_with(
+    nanos: f64,
+    yield_every: u32,
+    mut done: impl FnMut() -> bool,
+) -> bool {
     #[cfg(not(loom))]
     {
         use super::shim::profile;
-        let pauses = || {
+        let mut round = 0u32;
+        let mut pauses = || {
             for _ in 0..4 {
                 core::hint::spin_loop();
+            }
+            round += 1;
+            if yield_every != 0 && round % yield_every == 0 {
+                std::thread::yield_now();
             }
         };
         if let Some(rate) = profile::ticks_per_second_if_known() {
@@ -92,7 +108,7 @@ pub(crate) fn spin_until(nanos: f64, mut done: impl FnMut() -> bool) -> bool {
     }
     #[cfg(loom)]
     {
-        let _ = nanos;
+        let _ = (nanos, yield_every);
         done()
     }
 }
