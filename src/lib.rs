@@ -222,20 +222,16 @@ pub mod __loom {
         stub::REQUEUED.load(SeqCst)
     }
 
-    /// Condvar waits ended by a notification (the first figure) while they
-    /// spun, (the second) while they left the spinners to park; totals of
-    /// the process, never reset.
-    pub fn condvar_spin_wakes() -> (u64, u64) {
+    /// How often the condvar's spin paths were taken, totals of the process
+    /// (never reset): waits a notification ended while they spun, waits it
+    /// ended as they left the spinners to park, and waiters that met a
+    /// second mutex after they released theirs to spin.
+    pub fn condvar_spin_paths() -> (u64, u64, u64) {
         (
             stub::SPIN_WAKES.load(SeqCst),
             stub::SPIN_LEFT_NOTIFIED.load(SeqCst),
+            stub::SPIN_BAD_MUTEX.load(SeqCst),
         )
-    }
-
-    /// Condvar waiters that met a second mutex after they released theirs to
-    /// spin; a total of the process, never reset.
-    pub fn condvar_spin_bad_mutex() -> u64 {
-        stub::SPIN_BAD_MUTEX.load(SeqCst)
     }
 
     /// Calls to the parking model's `park` since the last [`reset`].

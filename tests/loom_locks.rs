@@ -94,7 +94,7 @@ fn mutex_excludes_with_three_threads_through_the_slow_path() {
 
 #[test]
 fn condvar_loses_no_wakeup() {
-    let (spun, left) = syncprof::__loom::condvar_spin_wakes();
+    let (spun, left, _) = syncprof::__loom::condvar_spin_paths();
     let _ = model(3, || {
         syncprof::__loom::reset(true);
         let pair = Arc::new((Mutex::new(false), Condvar::new()));
@@ -113,7 +113,7 @@ fn condvar_loses_no_wakeup() {
     });
     // Both ways a notification reaches a spinning waiter were explored: seen
     // while it spins, and found as it leaves the spinners to park.
-    let (spun_now, left_now) = syncprof::__loom::condvar_spin_wakes();
+    let (spun_now, left_now, _) = syncprof::__loom::condvar_spin_paths();
     assert!(
         spun_now > spun && left_now > left,
         "spin wakes {spun} -> {spun_now}, notified on leaving {left} -> {left_now}"
@@ -516,7 +516,7 @@ fn condvar_notify_one_is_not_taken_by_a_later_waiter() {
 /// back first. Afterwards both mutexes are free (poisoned by the panic).
 #[test]
 fn a_condvar_used_with_two_mutexes_panics_with_the_mutex_held() {
-    let before = syncprof::__loom::condvar_spin_bad_mutex();
+    let (_, _, before) = syncprof::__loom::condvar_spin_paths();
     let _ = model(2, || {
         syncprof::__loom::reset(false);
         let cv = Arc::new(Condvar::new());
@@ -555,7 +555,7 @@ fn a_condvar_used_with_two_mutexes_panics_with_the_mutex_held() {
         }
     });
     assert!(
-        syncprof::__loom::condvar_spin_bad_mutex() > before,
+        syncprof::__loom::condvar_spin_paths().2 > before,
         "no execution met the second mutex after spinning"
     );
 }

@@ -44,15 +44,61 @@ pub(crate) fn writer_backoff() {
 #[cfg_attr(loom, allow(dead_code))]
 pub(crate) fn ticks(nanos: f64) -> u64 {
     use super::shim::profile;
-    let rate = profile::ticks_per_second_if_known().unwrap_or(ASSUMED_TICKS_PER_SECOND);
+    ticks_at(
+        profile::ticks_per_second_if_known().unwrap_or(ASSUMED_TICKS_PER_SECOND),
+        nanos,
+    )
+}
+
+#[cfg_attr(loom, allow(dead_code))]
+fn ticks_at(rate: f64, nanos: f64) -> u64 {
     (rate * nanos / 1e9) as u64
 }
 
+/// When a spin is over: by the profiler's clock once it is calibrated,
+/// else by `Instant` (the clock's rate unknown, a tick could be anything
+/// from 1 to 40 ns).
+#[cfg(not(loom))]
+enum SpinEnd {
+    Ticks {
+        start: u64,
+        ticks: u64,
+    },
+    Wall {
+        start: std::time::Instant,
+        limit: std::time::Duration,
+    },
+}
+
+#[cfg(not(loom))]
+impl SpinEnd {
+    fn after(nanos: f64) -> SpinEnd {
+        use super::shim::profile;
+        match profile::ticks_per_second_if_known() {
+            Some(rate) => SpinEnd::Ticks {
+                start: profile::now(),
+                ticks: ticks_at(rate, nanos),
+            },
+            None => SpinEnd::Wall {
+                start: std::time::Instant::now(),
+                limit: std::time::Duration::from_nanos(nanos as u64),
+            },
+        }
+    }
+
+    fn passed(&self) -> bool {
+        use super::shim::profile;
+        match *self {
+            SpinEnd::Ticks { start, ticks } => profile::elapsed(start, profile::now()) >= ticks,
+            SpinEnd::Wall { start, limit } => start.elapsed() >= limit,
+        }
+    }
+}
+
 /// Spins on pauses for about `nanos` or until `done` returns true (called
-/// every few pauses, with the clock); returns whether `done` did. Timed by
-/// the profiler's clock once it is calibrated, else by `Instant` (its rate
-/// unknown, a tick could be anything from 1 to 40 ns). Under loom: one call
-/// of `done` (the model explores what it reads, not the pauses).
+/// every 4 pauses, with the clock); returns whether `done` did. Under loom:
+/// one call of `done` (the model explores what it reads, not the pauses).
+#[cfg_attr(loom, allow(dead_code))]
 #[inline]
 pub(crate) fn spin_until(nanos: f64, done: impl FnMut() -> bool) -> bool {
     spin_until_with(nanos, 0, done)
@@ -68,41 +114,21 @@ pub(crate) fn spin_until_with(
 ) -> bool {
     #[cfg(not(loom))]
     {
-        use super::shim::profile;
+        let end = SpinEnd::after(nanos);
         let mut round = 0u32;
-        let mut pauses = || {
+        loop {
+            if done() {
+                return true;
+            }
+            if end.passed() {
+                return false;
+            }
             for _ in 0..4 {
                 core::hint::spin_loop();
             }
-            round += 1;
+            round = round.wrapping_add(1);
             if yield_every != 0 && round % yield_every == 0 {
                 std::thread::yield_now();
-            }
-        };
-        if let Some(rate) = profile::ticks_per_second_if_known() {
-            let ticks = (rate * nanos / 1e9) as u64;
-            let start = profile::now();
-            loop {
-                if done() {
-                    return true;
-                }
-                if profile::elapsed(start, profile::now()) >= ticks {
-                    return false;
-                }
-                pauses();
-            }
-        }
-        let limit = std::time::Duration::from_nanos(nanos as u64);
-        let start = std::time::Instant::now();
-        loop {
-            for _ in 0..4 {
-                if done() {
-                    return true;
-                }
-                pauses();
-            }
-            if start.elapsed() >= limit {
-                return false;
             }
         }
     }

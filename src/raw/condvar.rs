@@ -62,6 +62,7 @@ const SPIN_YIELD_EVERY: u32 = 4;
 
 /// The ceiling of the score of recent waits in [`RawCondvar::spin`], and
 /// the score from which waiters spin [`LONG_SPIN_NANOS`].
+#[cfg_attr(loom, allow(dead_code))]
 const SHORT_MAX: u8 = 4;
 const SHORT_ENOUGH: u8 = 2;
 

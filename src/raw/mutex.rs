@@ -30,7 +30,8 @@ const PARKED_BIT: u8 = 0b10;
 /// Measured with `benches/ratios.rs`, the Mutex rows, two interleaved runs
 /// each, off / better of std and parking_lot: without it the 16-thread rows
 /// read 0.61–0.93 (~1 µs sections) and 0.92–0.99 (~50 ns), with it
-/// 0.99–1.01 and 1.00–1.01, every other row 0.97–1.04 either way.
+/// 0.99–1.01 and 1.00–1.01, every other row 0.97–1.04 either way (single
+/// full runs since: 0.94–1.05, this VM's run-to-run spread).
 #[cfg_attr(loom, allow(dead_code))]
 const PRE_PARK_PAUSES: usize = 30;
 
@@ -278,7 +279,7 @@ impl RawMutex {
                     continue;
                 }
             }
-            // Before the first park, pause ~1 µs (PARKED_BIT is set, so
+            // Before the first park, pause ~0.8 µs (PARKED_BIT is set, so
             // newcomers park instead of spinning meanwhile); a lock freed in
             // between fails the park's `validate` and is competed for at
             // once. See PRE_PARK_PAUSES. The model checker gains nothing
