@@ -20,6 +20,9 @@ use harness::{at_depth, calibrate, paired, work};
 
 /// Rounds per comparison (each variant once per round, interleaved).
 fn rounds() -> usize {
+    if let Some(n) = arg_after("--rounds") {
+        return n.parse().expect("--rounds N");
+    }
     if std::env::args().any(|a| a == "--quick") {
         3
     } else {
@@ -446,6 +449,17 @@ impl Matrix {
                 paired(&s[idx], &best),
                 ">= 0.95".into(),
             ));
+        }
+        if std::env::args().any(|a| a == "--per-round") {
+            let per_round = |idx: usize| -> Vec<String> {
+                s[idx]
+                    .iter()
+                    .zip(&best)
+                    .map(|(a, b)| format!("{:.3}", a / b))
+                    .collect()
+            };
+            println!("  per round, off / best: {}", per_round(2).join(" "));
+            println!("  per round, on / best:  {}", per_round(3).join(" "));
         }
         self.against_best
             .push((name.into(), paired(&s[2], &best), paired(&s[3], &best)));
