@@ -5,7 +5,9 @@
 //! profiling overhead on the same workload when `go` is on PATH.
 //!
 //! Run: `cargo bench --bench ratios` (add `-- --quick` for a 3-round smoke run,
-//! `-- --uncontended` for the uncontended rows only). With
+//! `-- --rounds N` for N rounds, `-- --per-round` to print each round's
+//! ratios to the better of std and parking_lot, `-- --uncontended` for the
+//! uncontended rows only). With
 //! `--features owner-tracking` the syncprof rows include the owner hooks:
 //! compare the two builds' uncontended rows for their fast-path cost.
 

@@ -162,10 +162,13 @@ macro_rules! semaphore_owned {
 }
 
 macro_rules! contended_semaphore {
-    ($sync:path, $steps:expr) => {{
+    ($sync:path, $steps:expr) => {
+        contended_semaphore!($sync, $steps, two_workers(), 2)
+    };
+    ($sync:path, $steps:expr, $rt:expr, $permits:expr) => {{
         use $sync as s;
-        let rt = two_workers();
-        let sem = Arc::new(s::Semaphore::new(2));
+        let rt = $rt;
+        let sem = Arc::new(s::Semaphore::new($permits));
         let steps = $steps;
         let t = Instant::now();
         rt.block_on(async {
@@ -369,6 +372,12 @@ fn main() {
         &mut || contended_semaphore!(tokio::sync, steps),
         &mut || contended_semaphore!(syncprof::tokio, steps),
         &mut || contended_semaphore!(syncprof::tokio, steps),
+    );
+    compare(
+        "8 tasks, current-thread runtime, semaphore(1), ~1 µs section (time per section)",
+        &mut || contended_semaphore!(tokio::sync, steps, current_thread(), 1),
+        &mut || contended_semaphore!(syncprof::tokio, steps, current_thread(), 1),
+        &mut || contended_semaphore!(syncprof::tokio, steps, current_thread(), 1),
     );
     compare(
         "bounded mpsc(64) send + recv, one task (uncontended)",
