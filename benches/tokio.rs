@@ -11,7 +11,8 @@
 //! `--quick` (3 rounds), `--rounds N`, `--only TEXT` (rows whose name
 //! contains TEXT), `--solo tokio|off|on` (one variant alone, for `perf`),
 //! `--steps N` (the critical sections' work, instead of ~1 µs calibrated),
-//! `--on block|mutex` ("on" with one profile only).
+//! `--on block|mutex` ("on" with one profile only), `--block-rate NS` and
+//! `--mutex-fraction N` ("on" sampled at these settings instead of 1).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -45,8 +46,10 @@ fn profiling(on: bool) {
     let which = arg_after("--on");
     let block = on && which.as_deref() != Some("mutex");
     let mutex = on && which.as_deref() != Some("block");
-    syncprof::set_block_rate(u64::from(block));
-    syncprof::set_mutex_fraction(u64::from(mutex));
+    // `--block-rate NS` and `--mutex-fraction N` set "on"'s values (else 1).
+    let setting = |flag: &str| arg_after(flag).map_or(1, |n| n.parse().expect("a number"));
+    syncprof::set_block_rate(if block { setting("--block-rate") } else { 0 });
+    syncprof::set_mutex_fraction(if mutex { setting("--mutex-fraction") } else { 0 });
 }
 
 fn current_thread() -> tokio::runtime::Runtime {
