@@ -49,7 +49,11 @@ fn profiling(on: bool) {
     // `--block-rate NS` and `--mutex-fraction N` set "on"'s values (else 1).
     let setting = |flag: &str| arg_after(flag).map_or(1, |n| n.parse().expect("a number"));
     syncprof::set_block_rate(if block { setting("--block-rate") } else { 0 });
-    syncprof::set_mutex_fraction(if mutex { setting("--mutex-fraction") } else { 0 });
+    syncprof::set_mutex_fraction(if mutex {
+        setting("--mutex-fraction")
+    } else {
+        0
+    });
 }
 
 fn current_thread() -> tokio::runtime::Runtime {
