@@ -35,8 +35,10 @@ const PARKED_BIT: u8 = 0b10;
 #[cfg_attr(loom, allow(dead_code))]
 const PRE_PARK_PAUSES: usize = 30;
 
-/// Pauses a waiter spends, at most, in its first spin (while the lock is
-/// held and nobody is parked), ~2.7 µs on the 2-core VM.
+/// Pauses after which a waiter's first spin (while the lock is held and
+/// nobody is parked) ends: ~2.7 µs on the 2-core VM, as `std`'s 100. With
+/// the reads [`INITIAL_SPIN_STEP`] apart the last step overshoots it: 111
+/// pauses at most.
 #[cfg_attr(loom, allow(dead_code))]
 const INITIAL_SPIN_PAUSES: usize = 100;
 
@@ -46,10 +48,10 @@ const INITIAL_SPIN_PAUSES: usize = 100;
 /// the spinner's core, and the holder's next unlock and re-lock must take
 /// it back: with ~50 ns sections that traffic, not the wait, bounded the
 /// rows. Measured with `benches/ratios.rs`, the Mutex rows, three
-/// interleaved runs each (one binary, the step chosen by an environment
-/// variable), the lowest of syncprof off and on / the better of std and
-/// parking_lot, each cell the range over the runs of the lowest ratio of
-/// those rows in a run:
+/// interleaved runs per step (one binary, the step chosen by an environment
+/// variable). A cell is the lowest ratio, syncprof off or on / the better
+/// of std and parking_lot, among those rows in one run; its range is over
+/// the three runs:
 ///
 /// | step | ~50 ns, 2–16 threads | ~1 µs, 4 threads | ~1 µs, 8 and 16 |
 /// | --- | --- | --- | --- |
@@ -57,7 +59,9 @@ const INITIAL_SPIN_PAUSES: usize = 100;
 /// | 16 | 0.980–1.004 | 0.950–0.972 | 0.969–0.989 |
 /// | 64 | 0.978–0.995 | 0.853–0.963 | 0.946–1.000 |
 ///
-/// A longer step notices a release later: the ~1 µs rows lose.
+/// A longer step notices a release later: the ~1 µs rows lose. (A pause is
+/// ~27 ns on this AMD EPYC; on CPUs with a ~140-cycle pause, 16 of them are
+/// ~0.7 µs.)
 #[cfg_attr(loom, allow(dead_code))]
 const INITIAL_SPIN_STEP: usize = 16;
 
@@ -259,7 +263,7 @@ impl RawMutex {
         let mut spin = SpinWait::new();
         let mut state = self.state.load(Relaxed);
         // First spin while the lock is held and nobody waits, for ~100
-        // pauses (~2.7 µs here), as `std`'s futex mutex does: that covers a
+        // pauses (~2.7 µs here) as `std`'s futex mutex does: that covers a
         // µs-long critical section without a park (parking_lot's `SpinWait`
         // below alone gives up after ~0.3 µs of pauses and a few yields, and
         // parks on 0.85 sections in 1 with 8 threads at ~1 µs). Pauses,
