@@ -20,7 +20,11 @@ use std::time::{Duration, Instant};
 mod harness;
 use harness::{at_depth, calibrate, paired, work};
 
-/// Rounds per comparison (each variant once per round, interleaved).
+/// Rounds per comparison (each variant once per round, interleaved). 41 by
+/// default: on the 2-core VM a row at parity (`channel()` 4 -> 1, std's own
+/// queue under syncprof's wrapper) has per-round ratios spread by ~12%, so
+/// the median of 15 rounds (the old default) read 0.938–1.036 over five
+/// runs; of 41, its spread is ~±5% at two standard deviations.
 fn rounds() -> usize {
     if let Some(n) = arg_after("--rounds") {
         return n.parse().expect("--rounds N");
@@ -28,7 +32,7 @@ fn rounds() -> usize {
     if std::env::args().any(|a| a == "--quick") {
         3
     } else {
-        15
+        41
     }
 }
 

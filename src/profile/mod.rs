@@ -353,6 +353,14 @@ pub(crate) struct BlockStart {
     unregistered: bool,
 }
 
+impl BlockStart {
+    /// Moves the wait's start back to `tick`: a [`block_start`] read when
+    /// the wait began, before a brief poll that did not end it.
+    pub(crate) fn start_at(&mut self, tick: u64) {
+        self.tick = tick;
+    }
+}
+
 /// Starts the clock of a blocking wait and registers it as waiting now
 /// (see [`waiting`]): `Some` when block profiling, the metrics or the
 /// waiting view are on, `None` (and nothing else happens) when all are off.

@@ -6,6 +6,8 @@
 use core::hint::black_box;
 use std::time::Instant;
 
+#[cfg(not(loom))]
+use super::backoff;
 use super::charge::{self, Charge, ChargedUntil, LastHandOff, QueueScan};
 use super::owner;
 use super::poison;
@@ -34,36 +36,6 @@ const PARKED_BIT: u8 = 0b10;
 /// full runs since: 0.94–1.05, this VM's run-to-run spread).
 #[cfg_attr(loom, allow(dead_code))]
 const PRE_PARK_PAUSES: usize = 30;
-
-/// Pauses after which a waiter's first spin (while the lock is held and
-/// nobody is parked) ends: ~2.7 µs on the 2-core VM, as `std`'s 100. With
-/// the reads [`INITIAL_SPIN_STEP`] apart the last step overshoots it: 111
-/// pauses at most.
-#[cfg_attr(loom, allow(dead_code))]
-const INITIAL_SPIN_PAUSES: usize = 100;
-
-/// The most pauses between two reads of the lock word in the first spin:
-/// the reads come after 1, 2, 4, 8, then every 16 pauses, 10 in all where
-/// a read per pause made 100. Each read pulls the holder's cache line to
-/// the spinner's core, and the holder's next unlock and re-lock must take
-/// it back: with ~50 ns sections that traffic, not the wait, bounded the
-/// rows. Measured with `benches/ratios.rs`, the Mutex rows, three
-/// interleaved runs per step (one binary, the step chosen by an environment
-/// variable). A cell is the lowest ratio, syncprof off or on / the better
-/// of std and parking_lot, among those rows in one run; its range is over
-/// the three runs:
-///
-/// | step | ~50 ns, 2–16 threads | ~1 µs, 4 threads | ~1 µs, 8 and 16 |
-/// | --- | --- | --- | --- |
-/// | 1 (a read per pause) | 0.895–0.932 | 0.810–0.980 | 0.977–0.987 |
-/// | 16 | 0.980–1.004 | 0.950–0.972 | 0.969–0.989 |
-/// | 64 | 0.978–0.995 | 0.853–0.963 | 0.946–1.000 |
-///
-/// A longer step notices a release later: the ~1 µs rows lose. (A pause is
-/// ~27 ns on this AMD EPYC; on CPUs with a ~140-cycle pause, 16 of them are
-/// ~0.7 µs.)
-#[cfg_attr(loom, allow(dead_code))]
-const INITIAL_SPIN_STEP: usize = 16;
 
 /// A mutex without data: one state byte, the poison flag of the safe layer
 /// (kept here to share the word), the 16-bit `last_hand_off` and the 32-bit
@@ -268,20 +240,14 @@ impl RawMutex {
         // below alone gives up after ~0.3 µs of pauses and a few yields, and
         // parks on 0.85 sections in 1 with 8 threads at ~1 µs). Pauses,
         // not yields: they do not give the core away. The state is read
-        // after 1, 2, 4, 8, then every 16 pauses (see INITIAL_SPIN_STEP).
+        // after 1, 2, 4, 8, then every 16 pauses (see `poll_sparsely`).
         // The model checker gains nothing from it (a loop of loads).
         #[cfg(not(loom))]
-        {
-            let mut step = 1;
-            let mut spent = 0;
-            while spent < INITIAL_SPIN_PAUSES && state == LOCKED_BIT {
-                for _ in 0..step {
-                    core::hint::spin_loop();
-                }
-                spent += step;
-                step = (step * 2).min(INITIAL_SPIN_STEP);
+        if state == LOCKED_BIT {
+            backoff::poll_sparsely(|| {
                 state = self.state.load(Relaxed);
-            }
+                (state != LOCKED_BIT).then_some(())
+            });
         }
         // The tick of the first park (for the starvation flag) and the block
         // profile's clock, both started when the thread first decides to park.
