@@ -2,7 +2,7 @@
 //! keeps readers out of an `RwLock` (a pause of about
 //! [`WRITER_BACKOFF_NANOS`] that does not touch the lock word), timed spins,
 //! and [`poll_sparsely`], the first spin of a Mutex waiter and of a channel
-//! operation that found its channel empty or full.
+//! receive that found its channel empty.
 //!
 //! A writer that finds the lock taken and at once raises WW (new readers
 //! stay out) turns every reader that comes next into a waiter, and each of
