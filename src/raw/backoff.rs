@@ -19,8 +19,8 @@
 //! at 0.85–0.88 at 16 threads where 4 µs gave 0.95–1.09: 4 µs is the bound,
 //! about one park and wake-up on this VM and below a scheduler's time slice.
 //! The writer still raises WW after the pause, so it is not starved: the
-//! longest write under a flood of 16 readers stays where it was (20–32 ms
-//! over 200 writes, as parking_lot's).
+//! longest write under a flood of 16 readers stays near parking_lot's
+//! (20–36 ms over 200 writes across runs, parking_lot's 20–31 ms).
 
 /// Pauses after which [`poll_sparsely`] gives up: ~2.7 µs on the 2-core VM,
 /// as many as `std`'s futex mutex spins. With the polls [`POLL_STEP`] apart
