@@ -6,7 +6,6 @@
 use core::hint::black_box;
 use std::time::Instant;
 
-#[cfg(not(loom))]
 use super::backoff;
 use super::charge::{self, Charge, ChargedUntil, LastHandOff, QueueScan};
 use super::owner;
@@ -35,7 +34,7 @@ const PARKED_BIT: u8 = 0b10;
 /// 0.99–1.01 and 1.00–1.01, every other row 0.97–1.04 either way (single
 /// full runs since: 0.94–1.05, this VM's run-to-run spread).
 #[cfg_attr(loom, allow(dead_code))]
-const PRE_PARK_PAUSES: usize = 30;
+const PRE_PARK_PAUSES: u32 = 30;
 
 /// A mutex without data: one state byte, the poison flag of the safe layer
 /// (kept here to share the word), the 16-bit `last_hand_off` and the 32-bit
@@ -241,8 +240,8 @@ impl RawMutex {
         // parks on 0.85 sections in 1 with 8 threads at ~1 µs). Pauses,
         // not yields: they do not give the core away. The state is read
         // after 1, 2, 4, 8, then every 16 pauses (see `poll_sparsely`).
-        // The model checker gains nothing from it (a loop of loads).
-        #[cfg(not(loom))]
+        // The model checker gains nothing from it (a loop of loads):
+        // `poll_sparsely` returns at once under loom.
         if state == LOCKED_BIT {
             backoff::poll_sparsely(|| {
                 state = self.state.load(Relaxed);
@@ -288,9 +287,7 @@ impl RawMutex {
             // from it.
             #[cfg(not(loom))]
             if first_park.is_none() {
-                for _ in 0..PRE_PARK_PAUSES {
-                    core::hint::spin_loop();
-                }
+                backoff::pause(PRE_PARK_PAUSES);
             }
             let now = profile::now();
             let first = *first_park.get_or_insert_with(|| {

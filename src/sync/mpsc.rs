@@ -70,6 +70,7 @@ use std::time::Duration;
 pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 
 use crate::profile::{self, EventKind, LockSite, StackMark};
+use crate::raw::backoff;
 
 /// Creates an unbounded channel, as [`std::sync::mpsc::channel`].
 ///
@@ -446,7 +447,14 @@ impl<T> Receiver<T> {
         let mark = 0u8;
         let mark = StackMark::of(core::hint::black_box(&mark));
         let since = profile::block_start();
-        let polled = poll_briefly(|| match self.inner.try_recv() {
+        // First ~2.7 µs: `try_recv` every few pauses, as a Mutex waiter's
+        // first spin reads its lock. A receive that this completes is not a
+        // blocking wait and records nothing. On the 2-core VM
+        // (`benches/ratios.rs`, 41 rounds, four runs) it takes
+        // `sync_channel(64)` 1 -> 1 from 1.09–1.90× std's throughput to
+        // 2.5–5.1×; `channel()` 4 -> 1, std's own queue, stays at parity
+        // (0.95–1.01).
+        let polled = backoff::poll_sparsely(|| match self.inner.try_recv() {
             Ok(t) => Some(Ok(t)),
             Err(TryRecvError::Empty) => None,
             Err(TryRecvError::Disconnected) => Some(Err(RecvError)),
@@ -703,28 +711,6 @@ impl<T> IntoIterator for Receiver<T> {
 
     fn into_iter(self) -> IntoIter<T> {
         IntoIter { rx: self }
-    }
-}
-
-/// The first ~2.7 µs of a blocking receive (`recv`, a step of the blocking
-/// iterators): `poll` (a `try_recv`) every few pauses, as a Mutex waiter's
-/// first spin does (see
-/// [`poll_sparsely`](crate::raw::backoff::poll_sparsely)). A receive that
-/// `poll` completes is not a blocking wait and records nothing. On the
-/// 2-core VM (`benches/ratios.rs`, 41 rounds, three runs each): a receiver
-/// that polls before it parks takes `sync_channel(64)` 1 -> 1 from 1.09–1.90×
-/// std's throughput to 2.5–5.1× (four runs); `channel()` 4 -> 1, std's own
-/// queue, stays at parity (0.95–1.01).
-#[inline]
-fn poll_briefly<R>(poll: impl FnMut() -> Option<R>) -> Option<R> {
-    #[cfg(not(loom))]
-    {
-        crate::raw::backoff::poll_sparsely(poll)
-    }
-    #[cfg(loom)]
-    {
-        let _ = poll;
-        None
     }
 }
 
