@@ -6,7 +6,7 @@
 //!
 //! Run: `cargo bench --bench ratios` (add `-- --quick` for a 3-round smoke run,
 //! `-- --rounds N` for N rounds, `-- --per-round` to print each round's
-//! ratios to the better of std and parking_lot, `-- --uncontended` for the
+//! throughputs and ratios to the better of std and parking_lot, `-- --uncontended` for the
 //! uncontended rows only). With
 //! `--features owner-tracking` the syncprof rows include the owner hooks:
 //! compare the two builds' uncontended rows for their fast-path cost.
@@ -490,6 +490,14 @@ impl Matrix {
                     .map(|(a, b)| format!("{:.3}", a / b))
                     .collect()
             };
+            let mops = |idx: usize| -> Vec<String> {
+                s[idx].iter().map(|v| format!("{:.3}", v / 1e6)).collect()
+            };
+            for (name, idx) in [("std", 0), ("parking_lot", 1), ("off", 2), ("on", 3)] {
+                if !s[idx].is_empty() {
+                    println!("  per round, {name} (Mops/s): {}", mops(idx).join(" "));
+                }
+            }
             println!("  per round, off / best: {}", per_round(2).join(" "));
             println!("  per round, on / best:  {}", per_round(3).join(" "));
         }
