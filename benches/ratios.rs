@@ -6,8 +6,8 @@
 //!
 //! Run: `cargo bench --bench ratios` (add `-- --quick` for a 3-round smoke run,
 //! `-- --rounds N` for N rounds, `-- --per-round` to print each round's
-//! throughputs and ratios to the better of std and parking_lot, `-- --uncontended` for the
-//! uncontended rows only). With
+//! throughputs and ratios to the better of std and parking_lot,
+//! `-- --uncontended` for the uncontended rows only). With
 //! `--features owner-tracking` the syncprof rows include the owner hooks:
 //! compare the two builds' uncontended rows for their fast-path cost.
 
