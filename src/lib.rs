@@ -214,6 +214,20 @@ pub mod __loom {
         stub::BLOCK_EVENTS.store(0, SeqCst);
         stub::PARKS.store(0, SeqCst);
         stub::REQUEUED.store(0, SeqCst);
+        stub::QUIET_UNLOCKS.store(0, SeqCst);
+        stub::FAST_PAST_PARKED.store(0, SeqCst);
+    }
+
+    /// Mutex unlocks that woke nobody though threads were parked (a waiter
+    /// woken earlier was to set PARKED_BIT again), since the last [`reset`].
+    pub fn quiet_unlocks() -> u64 {
+        stub::QUIET_UNLOCKS.load(SeqCst)
+    }
+
+    /// Mutex locks taken on the fast path while threads were parked, since
+    /// the last [`reset`].
+    pub fn fast_locks_past_parked() -> u64 {
+        stub::FAST_PAST_PARKED.load(SeqCst)
     }
 
     /// Threads the parking model moved from one queue to another (condvar

@@ -559,3 +559,91 @@ fn a_condvar_used_with_two_mutexes_panics_with_the_mutex_held() {
         "no execution met the second mutex after spinning"
     );
 }
+
+/// Two waiters parked; the holder unlocks (waking one to compete, which is
+/// to set PARKED_BIT again), takes the lock again before that one runs and
+/// unlocks again: that unlock wakes nobody, and still every thread gets the
+/// lock (a waiter left parked deadlocks the model).
+#[test]
+fn an_unlock_while_a_woken_waiter_has_yet_to_compete_wakes_nobody_and_loses_no_waiter() {
+    // The stub's totals are reset by each execution: add them up.
+    let skips = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let total = skips.clone();
+    let (runs, parked) = model(2, move || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((Mutex::new(0), AtomicBool::new(false)));
+        let guard = state.0.lock().unwrap();
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let s = state.clone();
+                thread::spawn(move || exclusive(&s.0, &s.1))
+            })
+            .collect();
+        // Let both queue before the first unlock.
+        while syncprof::__loom::queued() < 2 {
+            thread::yield_now();
+        }
+        drop(guard);
+        exclusive(&state.0, &state.1);
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert_eq!(*state.0.lock().unwrap(), 3);
+        total.fetch_add(syncprof::__loom::quiet_unlocks(), SeqCst);
+    });
+    let skips = skips.load(SeqCst);
+    assert!(
+        parked > 0 && runs > 0,
+        "{parked} of {runs} executions parked"
+    );
+    assert!(
+        skips > 0,
+        "no unlock ever left a parked waiter to the woken one"
+    );
+    eprintln!("loom: {skips} unlocks woke nobody with threads parked");
+}
+
+/// As above, and a third thread arrives while the holder has taken the lock
+/// back: fast paths take the lock past the parked and the woken waiters
+/// only while it is free (two threads inside fail the model), and every
+/// thread gets the lock.
+#[test]
+fn a_fast_path_lock_passes_waiters_only_while_the_lock_is_free() {
+    let barges = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let total = barges.clone();
+    let (runs, parked) = model(1, move || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((Mutex::new(0), AtomicBool::new(false)));
+        let guard = state.0.lock().unwrap();
+        let mut others: Vec<_> = (0..2)
+            .map(|_| {
+                let s = state.clone();
+                thread::spawn(move || exclusive(&s.0, &s.1))
+            })
+            .collect();
+        while syncprof::__loom::queued() < 2 {
+            thread::yield_now();
+        }
+        drop(guard);
+        let mut guard = state.0.lock().unwrap();
+        let s = state.clone();
+        others.push(thread::spawn(move || exclusive(&s.0, &s.1)));
+        assert!(!state.1.swap(true, SeqCst), "two threads inside the mutex");
+        thread::yield_now();
+        *guard += 1;
+        state.1.store(false, SeqCst);
+        drop(guard);
+        for t in others {
+            t.join().unwrap();
+        }
+        assert_eq!(*state.0.lock().unwrap(), 4);
+        total.fetch_add(syncprof::__loom::fast_locks_past_parked(), SeqCst);
+    });
+    let barges = barges.load(SeqCst);
+    assert!(
+        parked > 0 && runs > 0,
+        "{parked} of {runs} executions parked"
+    );
+    assert!(barges > 0, "no fast-path lock passed a parked waiter");
+    eprintln!("loom: {barges} fast-path locks passed a parked waiter");
+}

@@ -347,3 +347,53 @@ fn a_timed_out_reader_leaves_its_queue() {
         assert_free(&state.0);
     });
 }
+
+/// Two waiters parked; the holder unlocks (waking one to compete, which is
+/// to set PARKED_BIT again), takes the lock back before that one runs, and
+/// unlocks fairly, as the waiters do: a fair unlock while the woken waiter
+/// has yet to set the bit is a plain release (parking_lot's own fair unlock
+/// hands over to parked threads only, not to one woken and yet to run), and
+/// no waiter is lost (a thread left parked deadlocks the model).
+#[test]
+fn a_fair_unlock_while_a_woken_waiter_owes_the_parked_bit_loses_no_waiter() {
+    // The stub's totals are reset by each execution: add them up.
+    let quiet = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let total = quiet.clone();
+    let (runs, parked) = model(2, move || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawMutex::new(), AtomicUsize::new(0)));
+        state.0.lock();
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let s = state.clone();
+                thread::spawn(move || {
+                    s.0.lock();
+                    assert_eq!(s.1.fetch_add(1, SeqCst), 0);
+                    s.1.fetch_sub(1, SeqCst);
+                    // SAFETY: held.
+                    unsafe { s.0.unlock(true) };
+                })
+            })
+            .collect();
+        while syncprof::__loom::queued() < 2 {
+            thread::yield_now();
+        }
+        // SAFETY: held.
+        unsafe { state.0.unlock(false) };
+        state.0.lock();
+        // SAFETY: held.
+        unsafe { state.0.unlock(true) };
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert_eq!(syncprof::__loom::queued(), 0, "a thread left queued");
+        total.fetch_add(syncprof::__loom::quiet_unlocks(), SeqCst);
+    });
+    let quiet = quiet.load(SeqCst);
+    assert!(parked > 0, "{parked} of {runs} executions parked");
+    assert!(
+        quiet > 0,
+        "no fair unlock left a parked waiter to the woken one"
+    );
+    eprintln!("loom: {quiet} unlocks woke nobody with threads parked");
+}

@@ -32,20 +32,39 @@ pub(crate) fn park_token(queued_at: u64, profiled: bool, starving: bool) -> Park
 /// tick its wait was charged up to, so that if it loses the race and parks
 /// again, its next charge starts there: the time between its wake-up and its
 /// next park is charged too, and nothing twice. Even, so it never equals a
-/// handoff token (odd); the tick is kept modulo 2^63 and rebuilt from `now`.
+/// handoff token (odd); bit 1 is [`WAKE_OWES_PARKED`]; the tick is kept
+/// modulo 2^62 and rebuilt from `now`.
 #[inline]
 pub(crate) fn wake_token(charged_to: u64) -> UnparkToken {
-    UnparkToken((charged_to as usize) << 1)
+    UnparkToken((charged_to as usize) << 2)
+}
+
+/// Wake-token bit: the unlocker cleared the mutex's PARKED_BIT though
+/// threads are still parked, and the woken waiter is to set it again, as it
+/// takes the lock or before it parks (see `raw::mutex`).
+const WAKE_OWES_PARKED: usize = 0b10;
+
+/// `token` with [`WAKE_OWES_PARKED`] set.
+#[inline]
+pub(crate) fn owing_parked(token: UnparkToken) -> UnparkToken {
+    UnparkToken(token.0 | WAKE_OWES_PARKED)
+}
+
+/// Whether a waiter woken with `token` is to set its mutex's PARKED_BIT
+/// again (see [`owing_parked`]).
+#[inline]
+pub(crate) fn owes_parked(token: UnparkToken) -> bool {
+    token.0 & 0b11 == WAKE_OWES_PARKED
 }
 
 /// The tick a [`wake_token`] carries, rebuilt from `now`; `None` for a token
 /// that carries none (0, or a handoff).
 #[inline]
 pub(crate) fn woken_at(token: UnparkToken, now: u64) -> Option<u64> {
-    if token.0 == 0 || token.0 & 1 != 0 {
+    if token.0 >> 2 == 0 || token.0 & 1 != 0 {
         return None;
     }
-    let behind = profile::elapsed_truncated((token.0 >> 1) as u64, now, TOKEN_TICK_BITS - 1);
+    let behind = profile::elapsed_truncated((token.0 >> 2) as u64, now, usize::BITS - 2);
     Some(now.saturating_sub(behind))
 }
 
@@ -497,6 +516,16 @@ mod tests {
         assert_eq!(woken_at(t, 123_456_800), Some(123_456_789));
         assert_eq!(woken_at(UnparkToken(0), 5), None);
         assert_eq!(woken_at(UnparkToken(1), 5), None);
+        // The owing bit changes neither the tick nor the parity.
+        let owing = owing_parked(t);
+        assert!(owes_parked(owing) && !owes_parked(t));
+        assert_eq!(owing.0 & 1, 0);
+        assert_eq!(woken_at(owing, 123_456_800), Some(123_456_789));
+        // A token without a tick (profiling off) may owe too.
+        let bare = owing_parked(UnparkToken(0));
+        assert!(owes_parked(bare));
+        assert_eq!(woken_at(bare, 5), None);
+        assert!(!owes_parked(UnparkToken(1)));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use core::ptr;
 use std::time::Instant;
 
 use super::backoff;
-use super::charge::{Charge, RequeueCell};
+use super::charge::{self, Charge, RequeueCell};
 use super::mutex::{RawMutex, TOKEN_HANDOFF};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
@@ -139,7 +139,12 @@ impl WaitOutcome {
     pub(crate) fn relock(&self, mutex: &RawMutex, site: LockSite) -> bool {
         match &self.requeued {
             Some(requeued) => {
-                mutex.relock_requeued(site, requeued.since, requeued.holds_mutex);
+                mutex.relock_requeued(
+                    site,
+                    requeued.since,
+                    requeued.holds_mutex,
+                    requeued.owes_parked,
+                );
                 true
             }
             None if mutex.lock_fast() => false,
@@ -158,6 +163,9 @@ pub(crate) struct Requeued {
     pub(crate) since: u64,
     /// The unlock that woke it handed the mutex over: it holds the mutex.
     pub(crate) holds_mutex: bool,
+    /// The unlock that woke it cleared the mutex's PARKED_BIT for it to set
+    /// again ([`charge::owes_parked`]).
+    pub(crate) owes_parked: bool,
 }
 
 impl RawCondvar {
@@ -540,10 +548,11 @@ impl RawCondvar {
                 deadline,
             )
         };
-        let requeued = |holds_mutex| {
+        let requeued = |token: Option<UnparkToken>| {
             Some(Requeued {
                 since: cell.queued_at().unwrap_or_else(profile::now),
-                holds_mutex,
+                holds_mutex: token == Some(TOKEN_HANDOFF),
+                owes_parked: token.is_some_and(charge::owes_parked),
             })
         };
         let outcome = match result {
@@ -554,11 +563,11 @@ impl RawCondvar {
             // Woken by the mutex's unlock, after a notification moved us.
             ParkResult::Unparked(token) => WaitOutcome {
                 timed_out: false,
-                requeued: requeued(token == TOKEN_HANDOFF),
+                requeued: requeued(Some(token)),
             },
             ParkResult::TimedOut if timed_out_in_mutex_queue => WaitOutcome {
                 timed_out: false,
-                requeued: requeued(false),
+                requeued: requeued(None),
             },
             ParkResult::TimedOut => WaitOutcome {
                 timed_out: true,

@@ -56,9 +56,19 @@ pub(crate) struct RawMutex {
     ///            |            | the lock, and the unlocker then wakes the
     ///            |            | waiter to compete instead of handing over.
     ///     1      |     1      | Locked with waiters parked or about to park.
-    ///            |            | PARKED_BIT is only cleared under the queue
-    ///            |            | lock (in an unpark callback), so a parked
-    ///            |            | thread is never left without a waker.
+    ///
+    /// PARKED_BIT is only cleared under the queue lock (in an unpark or
+    /// time-out callback), so a parked thread is never left without a waker:
+    /// either the queue is empty, or the unlock clearing it woke a waiter to
+    /// compete with a token that *owes* the bit ([`charge::owing_parked`]).
+    /// That waiter sets it again as it takes the lock or before it parks
+    /// again (a park validates LOCKED_BIT | PARKED_BIT), and meanwhile
+    /// unlocks are one `fetch_sub` and wake nobody: the woken thread will
+    /// compete anyway, and waking another per unlock, each of which mostly
+    /// finds the lock retaken and parks again, was most of a long section's
+    /// hand-over cost (Go's `mutexWoken`; `std`'s futex mutex too forgets
+    /// its contended state at each wake-up, and its woken waiter restores
+    /// it).
     ///
     /// Acquire on every transition that takes the lock, Release on every one
     /// that gives it up.
@@ -98,6 +108,10 @@ impl RawMutex {
             .is_ok();
         if locked {
             owner::acquired_fast(self.key());
+            #[cfg(loom)]
+            if shim::loom_queued_now() > 0 {
+                shim::profile::FAST_PAST_PARKED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
         }
         locked
     }
@@ -105,15 +119,24 @@ impl RawMutex {
     /// Takes the lock if it is free.
     #[inline(always)]
     pub(crate) fn try_lock(&self) -> bool {
+        self.try_lock_setting(0)
+    }
+
+    /// [`Self::try_lock`], setting `also` (PARKED_BIT or nothing) with the
+    /// lock.
+    #[inline(always)]
+    fn try_lock_setting(&self, also: u8) -> bool {
         let mut state = self.state.load(Relaxed);
         loop {
             if state & LOCKED_BIT != 0 {
                 return false;
             }
-            match self
-                .state
-                .compare_exchange_weak(state, state | LOCKED_BIT, Acquire, Relaxed)
-            {
+            match self.state.compare_exchange_weak(
+                state,
+                state | LOCKED_BIT | also,
+                Acquire,
+                Relaxed,
+            ) {
                 Ok(_) => {
                     owner::acquired(self.key());
                     return true;
@@ -142,7 +165,12 @@ impl RawMutex {
     #[inline(always)]
     pub(crate) unsafe fn unlock_fast(&self) -> bool {
         owner::released(self.key());
-        self.state.fetch_sub(LOCKED_BIT, Release) == LOCKED_BIT
+        let quiet = self.state.fetch_sub(LOCKED_BIT, Release) == LOCKED_BIT;
+        #[cfg(loom)]
+        if quiet && shim::loom_queued_now() > 0 {
+            shim::profile::QUIET_UNLOCKS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        quiet
     }
 
     /// Releases the lock without recording: returns the charge (delay,
@@ -174,7 +202,7 @@ impl RawMutex {
     pub(crate) fn lock_slow(&self, site: LockSite) {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        self.lock_wait(site, mark, None, None);
+        self.lock_wait(site, mark, None, None, false);
     }
 
     /// As [`Self::lock_slow`], giving up at `deadline`: returns whether the
@@ -185,20 +213,21 @@ impl RawMutex {
     pub(crate) fn lock_slow_until(&self, site: LockSite, deadline: Instant) -> bool {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        self.lock_wait(site, mark, Some(deadline), None)
+        self.lock_wait(site, mark, Some(deadline), None, false)
     }
 
     /// Ends a condvar waiter's wait for this mutex after a notification
     /// moved it to the mutex's queue at `since`: takes the lock unless the
     /// unlock that woke it handed it over (`held`), and records one mutex
     /// wait from `since`, with the caller, the public `Condvar::wait*`
-    /// method, as leaf.
+    /// method, as leaf. `owes`: the unlock that woke it cleared PARKED_BIT
+    /// for it to set again ([`charge::owes_parked`]).
     #[cold]
     #[inline(never)]
-    pub(crate) fn relock_requeued(&self, site: LockSite, since: u64, held: bool) {
+    pub(crate) fn relock_requeued(&self, site: LockSite, since: u64, held: bool, owes: bool) {
         let mark = 0u8;
         let mark = StackMark::of(black_box(&mark));
-        if held || self.try_lock() {
+        if held || self.try_lock_setting(if owes { PARKED_BIT } else { 0 }) {
             if held {
                 // Handed over by the unlock that woke us (`try_lock` tells
                 // the owner hook itself).
@@ -209,14 +238,15 @@ impl RawMutex {
             }
             return;
         }
-        self.lock_wait(site, mark, None, Some(since));
+        self.lock_wait(site, mark, None, Some(since), owes);
     }
 
     /// The body of the waits, inlined into them so that `mark` is in the
     /// frame the public method called: spin, then park until the lock is
     /// taken or `deadline` passes; one block event for the whole wait, from
     /// `since` if given (a condvar waiter's requeue), else from the first
-    /// park.
+    /// park. `owes`: this thread is to set PARKED_BIT again (as every waiter
+    /// woken by a token that [`charge::owes_parked`]).
     #[inline(always)]
     fn lock_wait(
         &self,
@@ -224,6 +254,7 @@ impl RawMutex {
         mark: StackMark,
         deadline: Option<Instant>,
         since: Option<u64>,
+        mut owes: bool,
     ) -> bool {
         if !shim::may_park() {
             // Re-entered from an allocation inside `parking_lot_core`: we
@@ -257,9 +288,12 @@ impl RawMutex {
         let mut wait_from = 0u64;
         loop {
             if state & LOCKED_BIT == 0 {
+                // A waiter that owes PARKED_BIT sets it with the lock, so
+                // that its unlock wakes the next.
+                let taken = state | LOCKED_BIT | if owes { PARKED_BIT } else { 0 };
                 match self
                     .state
-                    .compare_exchange_weak(state, state | LOCKED_BIT, Acquire, Relaxed)
+                    .compare_exchange_weak(state, taken, Acquire, Relaxed)
                 {
                     Ok(_) => break,
                     Err(actual) => state = actual,
@@ -306,6 +340,9 @@ impl RawMutex {
                 profile::mutex_profiling_on(),
                 charge::starving(first, now),
             );
+            // PARKED_BIT is set (by the CAS above, or was): whoever clears
+            // it now wakes a waiter, so this thread owes it no more.
+            owes = false;
             let validate = || self.state.load(Relaxed) == LOCKED_BIT | PARKED_BIT;
             // A timed-out waiter that was the last one queued clears
             // PARKED_BIT (under the queue lock, as every clear) and the
@@ -328,6 +365,7 @@ impl RawMutex {
                 // and stays one event; a further charge starts where the
                 // unlocker's stopped.
                 ParkResult::Unparked(token) => {
+                    owes = charge::owes_parked(token);
                     if let Some(tick) = charge::woken_at(token, profile::now()) {
                         wait_from = tick;
                     }
@@ -515,8 +553,16 @@ impl RawMutex {
                     self.last_hand_off.set(now);
                 }
             }
-            if token != TOKEN_HANDOFF && !result.have_more_threads {
-                self.state.fetch_and(!PARKED_BIT, Relaxed);
+            if token != TOKEN_HANDOFF {
+                if !result.have_more_threads {
+                    self.state.fetch_and(!PARKED_BIT, Relaxed);
+                } else if result.unparked_threads > 0 {
+                    // Woken to compete while others stay parked: the woken
+                    // thread sets PARKED_BIT again (see the state table),
+                    // and unlocks until then wake nobody.
+                    self.state.fetch_and(!PARKED_BIT, Relaxed);
+                    token = charge::owing_parked(token);
+                }
             }
             token
         };

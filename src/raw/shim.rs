@@ -52,6 +52,13 @@ pub(crate) fn loom_queued() -> usize {
     loom_park::queued()
 }
 
+/// Threads queued in the loom parking model as of its last change, read
+/// without the model's queue lock (for counters bumped by lock paths).
+#[cfg(loom)]
+pub(crate) fn loom_queued_now() -> usize {
+    loom_park::queued_now()
+}
+
 /// Under loom: runs `hook` wherever the parking model stands for code of
 /// `parking_lot_core` that may allocate (inside `park` after validation and
 /// inside `unpark_filter` while walking the queue, both under the model's
@@ -102,6 +109,11 @@ pub(crate) mod profile {
     /// Condvar waiters that met a second mutex after they released theirs
     /// to spin (and took it back before panicking); never reset.
     pub(crate) static SPIN_BAD_MUTEX: AtomicU64 = AtomicU64::new(0);
+    /// Mutex unlocks that woke nobody though threads were parked (a woken
+    /// waiter owed PARKED_BIT).
+    pub(crate) static QUIET_UNLOCKS: AtomicU64 = AtomicU64::new(0);
+    /// Fast-path mutex locks taken while threads were parked.
+    pub(crate) static FAST_PAST_PARKED: AtomicU64 = AtomicU64::new(0);
 
     /// Logical time: every read advances it, so waits are never empty.
     static CLOCK: AtomicU64 = AtomicU64::new(1);
@@ -646,6 +658,22 @@ mod loom_park {
         QUEUE.lock().unwrap().len()
     }
 
+    /// The queue's length as of its last change: a plain atomic, outside the
+    /// modelled state, for the stub's counters, which the lock paths bump
+    /// where taking the model's queue lock would deadlock (the re-entry hook
+    /// runs under it) or add schedule points.
+    static LEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// Publishes the queue's length (under its lock) to [`queued_now`].
+    fn publish(queue: &[Waiter]) {
+        LEN.store(queue.len(), std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Threads queued as of the queue's last change, without its lock.
+    pub(crate) fn queued_now() -> usize {
+        LEN.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// # Safety
     /// As `parking_lot_core::park` (nothing extra for the model).
     pub(crate) unsafe fn park(
@@ -671,6 +699,7 @@ mod loom_park {
                 thread: loom::thread::current(),
                 slot: slot.clone(),
             });
+            publish(&queue);
         }
         before_sleep();
         if timeout.is_some() {
@@ -678,6 +707,7 @@ mod loom_park {
             if let Some(i) = queue.iter().position(|w| Arc::ptr_eq(&w.slot, &slot)) {
                 // The key it is parked on now: a requeue may have moved it.
                 let key = queue.remove(i).key;
+                publish(&queue);
                 let last = !queue.iter().any(|w| w.key == key);
                 timed_out(key, last);
                 return ParkResult::TimedOut;
@@ -724,6 +754,7 @@ mod loom_park {
             }
         }
         result.unparked_threads = woken.len();
+        publish(&queue);
         let token = callback(result);
         drop(queue);
         for waiter in woken {
@@ -799,6 +830,7 @@ mod loom_park {
                 queue.push(waiter);
             }
         }
+        publish(&queue);
         let token = callback(op, result);
         drop(queue);
         if let Some(waiter) = unparked {
