@@ -1,7 +1,8 @@
 //! The raw mutex: parking_lot's `RawMutex` (two state bits, a
 //! `parking_lot_core` queue keyed by the lock's address, eventual fairness by
-//! handing the lock over) with the mutex profile's charge at every unlock that
-//! wakes a waiter, and the block profile's clock on every wait.
+//! handing the lock over; and, as Go's mutex, no wake-up while a waiter woken
+//! earlier has yet to compete) with the mutex profile's charge at every
+//! unlock that wakes a waiter, and the block profile's clock on every wait.
 
 use core::hint::black_box;
 use std::time::Instant;
