@@ -224,3 +224,42 @@ fn an_rwlock_reader_in_the_allocator_gets_in_during_a_write_unlock() {
     }
     syncprof::__loom::set_fair_ticks(0);
 }
+
+/// The allocator's mutex with two ordinary waiters parked: the holder's
+/// unlock wakes one to compete, clearing the parked bit for it to set again,
+/// while the hook takes the same mutex inside later parks and wake-ups (by
+/// spinning, never parking; its unlock there defers a wake-up) and the
+/// holder takes it back. No waiter is lost
+/// (a thread left parked deadlocks the model), no update either, and some
+/// unlocks woke nobody while a waiter was parked.
+#[test]
+fn the_allocators_mutex_with_a_woken_waiter_owing_the_parked_bit() {
+    let _serial = serial();
+    let quiet = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let total = quiet.clone();
+    let runs = model(0, mutex_allocation, move || {
+        syncprof::__loom::reset(true);
+        let guard = ALLOC_MUTEX.lock().unwrap();
+        let waiters: Vec<_> = (0..2)
+            .map(|_| thread::spawn(|| *ALLOC_MUTEX.lock().unwrap() += 1))
+            .collect();
+        while syncprof::__loom::queued() < 2 {
+            thread::yield_now();
+        }
+        // The hook may fire from here on: not inside the waiters' first
+        // parks, which would spin on the lock held here until they are
+        // queued (a real allocator would deadlock the same way).
+        BUDGET.store(2, SeqCst);
+        drop(guard);
+        *ALLOC_MUTEX.lock().unwrap() += 1;
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert_eq!(*ALLOC_MUTEX.lock().unwrap(), FIRED.load(SeqCst) + 3);
+        total.fetch_add(syncprof::__loom::quiet_unlocks(), SeqCst);
+    });
+    assert!(runs > 1);
+    let quiet = quiet.load(SeqCst);
+    assert!(quiet > 0, "no unlock left a parked waiter to the woken one");
+    eprintln!("loom re-entry: {quiet} unlocks woke nobody with threads parked");
+}
