@@ -47,8 +47,10 @@ pub(crate) struct RawMutex {
     ///
     /// PARKED_BIT | LOCKED_BIT | Meaning
     /// -----------|------------|---------------------------------------------
-    ///     0      |     0      | Unlocked, nobody waiting.
-    ///     0      |     1      | Locked, nobody waiting: the unlock is one CAS.
+    ///     0      |     0      | Unlocked, nobody waiting, or the waiters
+    ///            |            | left to a woken one (below).
+    ///     0      |     1      | Locked, as above: the unlock is one
+    ///            |            | `fetch_sub` and wakes nobody.
     ///     1      |     0      | Unlocked with waiters: the unlocker is about
     ///            |            | to wake one (the unlock is one `fetch_sub`,
     ///            |            | which leaves PARKED_BIT), or a woken waiter
