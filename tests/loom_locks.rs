@@ -560,6 +560,26 @@ fn a_condvar_used_with_two_mutexes_panics_with_the_mutex_held() {
     );
 }
 
+/// A mutex with its "inside" flag, and two threads (each entering it once,
+/// see [`exclusive`]) that both parked on it before this thread, which held
+/// it, released it: the release woke one to compete, leaving the other
+/// parked.
+fn two_parked_then_released() -> (Arc<(Mutex<usize>, AtomicBool)>, Vec<thread::JoinHandle<()>>) {
+    let state = Arc::new((Mutex::new(0), AtomicBool::new(false)));
+    let guard = state.0.lock().unwrap();
+    let waiters = (0..2)
+        .map(|_| {
+            let s = state.clone();
+            thread::spawn(move || exclusive(&s.0, &s.1))
+        })
+        .collect();
+    while syncprof::__loom::queued() < 2 {
+        thread::yield_now();
+    }
+    drop(guard);
+    (state, waiters)
+}
+
 /// Two waiters parked; the holder unlocks (waking one to compete, which is
 /// to set PARKED_BIT again), takes the lock again before that one runs and
 /// unlocks again: that unlock wakes nobody, and still every thread gets the
@@ -571,19 +591,7 @@ fn an_unlock_while_a_woken_waiter_has_yet_to_compete_wakes_nobody_and_loses_no_w
     let total = skips.clone();
     let (runs, parked) = model(2, move || {
         syncprof::__loom::reset(true);
-        let state = Arc::new((Mutex::new(0), AtomicBool::new(false)));
-        let guard = state.0.lock().unwrap();
-        let waiters: Vec<_> = (0..2)
-            .map(|_| {
-                let s = state.clone();
-                thread::spawn(move || exclusive(&s.0, &s.1))
-            })
-            .collect();
-        // Let both queue before the first unlock.
-        while syncprof::__loom::queued() < 2 {
-            thread::yield_now();
-        }
-        drop(guard);
+        let (state, waiters) = two_parked_then_released();
         exclusive(&state.0, &state.1);
         for w in waiters {
             w.join().unwrap();
@@ -613,18 +621,7 @@ fn a_fast_path_lock_passes_waiters_only_while_the_lock_is_free() {
     let total = barges.clone();
     let (runs, parked) = model(1, move || {
         syncprof::__loom::reset(true);
-        let state = Arc::new((Mutex::new(0), AtomicBool::new(false)));
-        let guard = state.0.lock().unwrap();
-        let mut others: Vec<_> = (0..2)
-            .map(|_| {
-                let s = state.clone();
-                thread::spawn(move || exclusive(&s.0, &s.1))
-            })
-            .collect();
-        while syncprof::__loom::queued() < 2 {
-            thread::yield_now();
-        }
-        drop(guard);
+        let (state, mut others) = two_parked_then_released();
         let mut guard = state.0.lock().unwrap();
         let s = state.clone();
         others.push(thread::spawn(move || exclusive(&s.0, &s.1)));
