@@ -229,9 +229,9 @@ fn an_rwlock_reader_in_the_allocator_gets_in_during_a_write_unlock() {
 /// unlock wakes one to compete, clearing the parked bit for it to set again,
 /// while the hook takes the same mutex inside later parks and wake-ups (by
 /// spinning, never parking; its unlock there defers a wake-up) and the
-/// holder takes it back. No waiter is lost
-/// (a thread left parked deadlocks the model), no update either, and some
-/// unlocks woke nobody while a waiter was parked.
+/// holder takes it back. No waiter is lost (a thread left parked deadlocks
+/// the model), no update either, and some unlocks woke nobody while a
+/// waiter was parked.
 #[test]
 fn the_allocators_mutex_with_a_woken_waiter_owing_the_parked_bit() {
     let _serial = serial();
@@ -246,9 +246,10 @@ fn the_allocators_mutex_with_a_woken_waiter_owing_the_parked_bit() {
         while syncprof::__loom::queued() < 2 {
             thread::yield_now();
         }
-        // The hook may fire from here on: not inside the waiters' first
-        // parks, which would spin on the lock held here until they are
-        // queued (a real allocator would deadlock the same way).
+        // The hook may fire from here on, not inside the waiters' first
+        // parks: there it would spin on the lock held here, and a waiter
+        // is queued only after the hook returns, so this thread, waiting
+        // for both to queue, would never release it.
         BUDGET.store(2, SeqCst);
         drop(guard);
         *ALLOC_MUTEX.lock().unwrap() += 1;
