@@ -12,7 +12,8 @@
 //! contains TEXT), `--solo tokio|off|on` (one variant alone, for `perf`),
 //! `--steps N` (the critical sections' work, instead of ~1 µs calibrated),
 //! `--on block|mutex` ("on" with one profile only), `--block-rate NS` and
-//! `--mutex-fraction N` ("on" sampled at these settings instead of 1).
+//! `--mutex-fraction N` ("on" sampled at these settings instead of 1),
+//! `--per-round` (each variant's ns per operation, round by round).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -332,6 +333,12 @@ fn compare(name: &str, tokio: Run, off: Run, on: Run) {
         min(&times[2]) / min(&times[1]),
         paired(&times[2], &times[1]),
     );
+    if std::env::args().any(|a| a == "--per-round") {
+        for (i, (label, _)) in variants.iter().enumerate() {
+            let runs: Vec<String> = times[i].iter().map(|t| format!("{t:.0}")).collect();
+            println!("  {label:<13} per round (ns): {}", runs.join(" "));
+        }
+    }
 }
 
 fn main() {
