@@ -560,11 +560,14 @@ fn a_condvar_used_with_two_mutexes_panics_with_the_mutex_held() {
     );
 }
 
+/// A mutex and its "inside" flag (see [`exclusive`]).
+type Guarded = Arc<(Mutex<usize>, AtomicBool)>;
+
 /// A mutex with its "inside" flag, and two threads (each entering it once,
 /// see [`exclusive`]) that both parked on it before this thread, which held
 /// it, released it: the release woke one to compete, leaving the other
 /// parked.
-fn two_parked_then_released() -> (Arc<(Mutex<usize>, AtomicBool)>, Vec<thread::JoinHandle<()>>) {
+fn two_parked_then_released() -> (Guarded, Vec<thread::JoinHandle<()>>) {
     let state = Arc::new((Mutex::new(0), AtomicBool::new(false)));
     let guard = state.0.lock().unwrap();
     let waiters = (0..2)

@@ -40,6 +40,7 @@ fn increments(threads: usize, rounds: usize) -> usize {
         for other in others {
             other.join().unwrap();
         }
+        // SAFETY: read under the spin lock, after every thread has joined.
         let total = lock.with(|| cell.with(|value| unsafe { *value }));
         assert_eq!(total, threads * rounds);
     })
