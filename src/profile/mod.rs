@@ -30,6 +30,7 @@ pub(crate) mod metrics;
 mod pprof;
 pub(crate) mod rate;
 pub(crate) mod stack;
+mod stripes;
 mod symbolize;
 pub(crate) mod table;
 pub(crate) mod text;

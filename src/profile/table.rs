@@ -5,8 +5,9 @@
 //! append-only [`Bucket`]s. A bucket is keyed by (profile, event kind, lock
 //! site, labels ([`Flags`]: boolean labels and the interned user label set,
 //! compared by identity), truncated flag, exact return addresses) and holds an estimated count
-//! (`f64`) and delay (ticks). Finding an existing bucket reads atomics only: no
-//! lock, no allocation. A new one is allocated by [`StackTable::prepare`]
+//! (`f64`) and delay (ticks), spread over per-thread stripes once the bucket
+//! is hot (see [`super::stripes`]). Finding an existing bucket reads atomics
+//! only: no lock, no allocation. A new one is allocated by [`StackTable::prepare`]
 //! (where the caller may allocate) and published lock-free by
 //! [`StackTable::publish`] only when an event is recorded on it, so the table
 //! holds a bucket only for a stack with a recorded event.
@@ -17,9 +18,10 @@
 //! Buckets are never removed; the global table lives for the whole process.
 
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use super::rate::Weight;
+use super::stripes::{self, Striped};
 use super::{EventKind, Flags, LockSite, ProfileKind};
 
 /// Number of hash slots (a power of two). With the default cap of 64 Ki
@@ -48,10 +50,8 @@ pub(crate) struct Bucket {
     pub(crate) flags: Flags,
     pub(crate) truncated: bool,
     pub(crate) addrs: Box<[usize]>,
-    /// Estimated count, as `f64` bits.
-    count_bits: AtomicU64,
-    /// Estimated delay in ticks, saturating.
-    cycles: AtomicU64,
+    /// Estimated count and delay in ticks (spread over stripes once hot).
+    counters: Striped,
 }
 
 // SAFETY: a bucket's plain fields are written only while one thread owns it
@@ -94,8 +94,7 @@ impl Bucket {
             flags: key.flags,
             truncated: key.truncated,
             addrs: key.addrs.into(),
-            count_bits: AtomicU64::new(0f64.to_bits()),
-            cycles: AtomicU64::new(0),
+            counters: Striped::new(),
         })
     }
 
@@ -120,25 +119,15 @@ impl Bucket {
         }
     }
 
+    /// Adds one sample's weight. Lock-free, allocation-free.
+    #[inline]
     pub(crate) fn add(&self, weight: Weight) {
-        let _ = self
-            .count_bits
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
-                Some((f64::from_bits(bits) + weight.count).to_bits())
-            });
-        let _ = self
-            .cycles
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
-                Some(c.saturating_add(weight.cycles))
-            });
+        self.counters.add(weight);
     }
 
     /// The accumulated (count, ticks).
     pub(crate) fn totals(&self) -> (f64, u64) {
-        (
-            f64::from_bits(self.count_bits.load(Ordering::Relaxed)),
-            self.cycles.load(Ordering::Relaxed),
-        )
+        self.counters.totals()
     }
 
     /// Whether this is a profile's overflow bucket.
@@ -489,6 +478,8 @@ pub(crate) fn global() -> &'static StackTable {
             .map_or(DEFAULT_MAX_BUCKETS, |max| {
                 usize::try_from(max).unwrap_or(usize::MAX)
             });
+        // Hot buckets' stripes, made where allocating is allowed.
+        stripes::init();
         StackTable::new(max)
     })
 }
