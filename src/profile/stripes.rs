@@ -1,10 +1,11 @@
 //! A bucket's counters, and the stripes a hot bucket spreads them over.
 //!
 //! Every recorded event adds to its bucket's count and delay. When threads
-//! on several CPUs record on the same stack (the waiters of one hot lock on
-//! every worker), those adds move the bucket's cache line from CPU to CPU on
-//! each event: on a 2-vCPU VM that cost a tokio semaphore shared by two
-//! workers ~7% of its throughput at rate 1. So a bucket that reaches
+//! on several CPUs record on the same stack (the waiters of one contended
+//! primitive, on every CPU), those adds move the bucket's cache line from
+//! CPU to CPU on each event. On a 2-vCPU VM, spreading them took the tokio
+//! bench's semaphore(2) row at rate 1 from 1.23 to 1.17 on / off (medians
+//! of six alternating runs). So a bucket that reaches
 //! [`HOT_AFTER`] events takes a set of [`STRIPES`] counter pairs, each on a
 //! cache line of its own, from a pool made with the global table; from then
 //! on each thread adds to the stripe of its own index, and a snapshot sums
