@@ -27,21 +27,21 @@ use std::sync::OnceLock;
 use super::rate::Weight;
 
 /// Counter pairs in a hot bucket's set.
-pub(crate) const STRIPES: usize = 8;
+const STRIPES: usize = 8;
 /// Events a bucket records on its own counters before it takes a set.
-pub(crate) const HOT_AFTER: f64 = 1024.0;
+const HOT_AFTER: f64 = 1024.0;
 /// Sets in the global pool.
-pub(crate) const POOL_SETS: usize = 1024;
+const POOL_SETS: usize = 1024;
 
 /// An estimated count (`f64` bits) and delay (ticks, saturating).
-pub(crate) struct Counters {
+struct Counters {
     count_bits: AtomicU64,
     cycles: AtomicU64,
 }
 
 impl Counters {
     /// Zero events, zero ticks.
-    pub(crate) const fn new() -> Counters {
+    const fn new() -> Counters {
         Counters {
             // 0.0's bits are 0.
             count_bits: AtomicU64::new(0),
@@ -51,7 +51,7 @@ impl Counters {
 
     /// Adds `weight`; returns the count before it.
     #[inline]
-    pub(crate) fn add(&self, weight: Weight) -> f64 {
+    fn add(&self, weight: Weight) -> f64 {
         let before = self
             .count_bits
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
@@ -67,7 +67,7 @@ impl Counters {
     }
 
     /// The accumulated (count, ticks).
-    pub(crate) fn totals(&self) -> (f64, u64) {
+    fn totals(&self) -> (f64, u64) {
         (
             f64::from_bits(self.count_bits.load(Ordering::Relaxed)),
             self.cycles.load(Ordering::Relaxed),
@@ -77,7 +77,7 @@ impl Counters {
 
 /// One stripe: a counter pair alone on its cache line.
 #[repr(align(64))]
-pub(crate) struct Stripe(Counters);
+struct Stripe(Counters);
 
 /// A bucket's counters: its own, and the stripes it took once hot.
 pub(crate) struct Striped {
@@ -149,16 +149,10 @@ impl Striped {
         }
         (count, cycles)
     }
-
-    /// Whether the bucket took a set of stripes.
-    #[cfg(test)]
-    pub(crate) fn has_stripes(&self) -> bool {
-        !self.stripes.load(Ordering::Acquire).is_null()
-    }
 }
 
 /// Sets of stripes for hot buckets, zeroed when made, handed out once each.
-pub(crate) struct StripePool {
+struct StripePool {
     stripes: Box<[Stripe]>,
     /// Sets handed out (may run past the number of sets: then none is left).
     next: AtomicUsize,
@@ -166,7 +160,7 @@ pub(crate) struct StripePool {
 
 impl StripePool {
     /// A pool of `sets` sets.
-    pub(crate) fn new(sets: usize) -> StripePool {
+    fn new(sets: usize) -> StripePool {
         StripePool {
             stripes: zeroed_stripes(sets * STRIPES),
             next: AtomicUsize::new(0),
@@ -248,6 +242,10 @@ mod tests {
         Weight { count: 1.0, cycles }
     }
 
+    fn has_stripes(counters: &Striped) -> bool {
+        !counters.stripes.load(Ordering::Acquire).is_null()
+    }
+
     #[test]
     fn a_pool_hands_out_each_set_once_then_none() {
         let pool = Box::leak(Box::new(StripePool::new(2)));
@@ -266,12 +264,12 @@ mod tests {
         for _ in 0..HOT_AFTER as usize - 1 {
             counters.add(one(2));
         }
-        assert!(!counters.has_stripes());
+        assert!(!has_stripes(&counters));
         // The add that crosses the threshold takes the set.
         let before = counters.own.add(one(2));
         assert!(before < HOT_AFTER && before + 1.0 >= HOT_AFTER);
         counters.take_stripes(Some(pool));
-        assert!(counters.has_stripes());
+        assert!(has_stripes(&counters));
         std::thread::scope(|s| {
             for _ in 0..4 {
                 s.spawn(|| {
@@ -298,11 +296,11 @@ mod tests {
             counters.own.add(one(1));
         }
         counters.take_stripes(Some(pool));
-        assert!(!counters.has_stripes());
+        assert!(!has_stripes(&counters));
         for _ in 0..10 {
             counters.add(one(1));
         }
-        assert!(!counters.has_stripes());
+        assert!(!has_stripes(&counters));
         let (count, cycles) = counters.totals();
         assert_eq!(count, HOT_AFTER + 10.0);
         assert_eq!(cycles, HOT_AFTER as u64 + 10);
