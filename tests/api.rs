@@ -45,7 +45,16 @@ mod with_syncprof {
             let _ = c2.wait(g);
         })
         .join();
-        assert!(wrong.is_err(), "waiting with a second mutex must panic");
+        let payload = wrong.expect_err("waiting with a second mutex must panic");
+        let text = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        // std's text, where std checks (its pthread condvar).
+        assert_eq!(
+            text,
+            Some("attempted to use a condition variable with two mutexes")
+        );
         assert!(
             m2.is_poisoned(),
             "the panic happened while holding the second mutex"

@@ -7,8 +7,7 @@
 //! and `tests/issue_392.rs`, copyright Amanieu d'Antras and the parking_lot
 //! contributors, licensed MIT OR Apache-2.0 (as this crate). Changes: `crate::`
 //! became `super::pl::` (the library under test), the tests of the features
-//! `serde` and `arc_lock` (not offered) are compiled out, and the expected
-//! panic message of `two_mutexes` is cut to the part both libraries share,
+//! `serde` and `arc_lock` (not offered) are compiled out,
 //! `rand::rng()` is a small xorshift, and three waits for a thread to park
 //! (spins on private state: `RawRwLock::has_parked_threads`, `Once`'s
 //! PARKED_BIT) are 100 ms sleeps.

@@ -433,3 +433,99 @@ fn a_blocking_once_wait_is_recorded() {
     let ratio = total_secs(&blocks) / waited;
     assert!((0.8..=1.3).contains(&ratio), "block delay / wait = {ratio}");
 }
+
+/// The ways a condvar waiter ends up waiting for its mutex again (see
+/// tests/profiling.rs's `Relock`): moved to the mutex's queue by a
+/// notification made with the mutex held, or timed out while it is held.
+#[derive(Clone, Copy, Debug)]
+enum Relock {
+    Wait,
+    WaitWhile,
+    WaitFor,
+    WaitUntil,
+    WaitWhileFor,
+    TimedOutThenContended,
+}
+
+#[inline(never)]
+fn relocking_waiter(pair: &(Mutex<bool>, Condvar), how: Relock) {
+    let (m, c) = pair;
+    let long = Duration::from_secs(10);
+    let mut ready = m.lock();
+    match how {
+        Relock::Wait => {
+            while !*ready {
+                c.wait(&mut ready);
+            }
+        }
+        Relock::WaitWhile => c.wait_while(&mut ready, |r| !*r),
+        Relock::WaitFor => {
+            while !*ready {
+                c.wait_for(&mut ready, long);
+            }
+        }
+        Relock::WaitUntil => {
+            while !*ready {
+                c.wait_until(&mut ready, Instant::now() + long);
+            }
+        }
+        Relock::WaitWhileFor => {
+            c.wait_while_for(&mut ready, |r| !*r, long);
+        }
+        Relock::TimedOutThenContended => {
+            assert!(
+                c.wait_for(&mut ready, Duration::from_millis(20))
+                    .timed_out()
+            );
+        }
+    }
+    drop(std::hint::black_box(ready));
+}
+
+#[test]
+fn taking_the_mutex_back_after_a_condvar_wait_has_the_public_wait_as_leaf() {
+    let _rates = Rates::on();
+    for how in [
+        Relock::Wait,
+        Relock::WaitWhile,
+        Relock::WaitFor,
+        Relock::WaitUntil,
+        Relock::WaitWhileFor,
+        Relock::TimedOutThenContended,
+    ] {
+        let block0 = profile::block();
+        let (pair, site) = new_pair();
+        let p = Arc::clone(&pair);
+        let waiter = thread::spawn(move || relocking_waiter(&p, how));
+        thread::sleep(Duration::from_millis(10));
+        let mut guard = pair.0.lock();
+        *guard = true;
+        if !matches!(how, Relock::TimedOutThenContended) {
+            pair.1.notify_all();
+        }
+        thread::sleep(Duration::from_millis(60));
+        drop(guard);
+        waiter.join().unwrap();
+
+        let blocks = profile::block().delta(&block0);
+        let relocks: Vec<&Record> = mine(&blocks, site)
+            .into_iter()
+            .filter(|r| r.event_kind() == Some(EventKind::Mutex))
+            .collect();
+        assert!(
+            !relocks.is_empty(),
+            "{how:?}: no mutex wait recorded for taking the mutex back"
+        );
+        for record in relocks {
+            check_stack(record);
+            let leaf = &frames(record)[0];
+            assert!(
+                leaf.first()
+                    .is_some_and(|n| n.contains("syncprof::parking_lot::condvar::Condvar::wait")),
+                "{how:?}: the leaf is not the public Condvar::wait*: {:#?}",
+                frames(record)
+            );
+            assert!(stack_mentions(record, "relocking_waiter"));
+        }
+    }
+}

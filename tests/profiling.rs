@@ -527,3 +527,92 @@ fn condvar_waits_that_end_while_spinning_are_each_one_event() {
         "{waited} s of waits in {wall} s of two threads"
     );
 }
+
+/// The ways a condvar waiter can end up waiting for its mutex again: the
+/// notifier still holds the mutex when it notifies (the waiter is moved to
+/// the mutex's queue), or the wait times out while another thread holds it.
+#[derive(Clone, Copy, Debug)]
+enum Relock {
+    Wait,
+    WaitWhile,
+    WaitTimeout,
+    WaitTimeoutWhile,
+    TimedOutThenContended,
+}
+
+#[inline(never)]
+fn relocking_waiter(pair: &(Mutex<bool>, Condvar), how: Relock) {
+    let (m, c) = pair;
+    let long = Duration::from_secs(10);
+    let mut ready = m.lock().unwrap();
+    match how {
+        Relock::Wait => {
+            while !*ready {
+                ready = c.wait(ready).unwrap();
+            }
+        }
+        Relock::WaitWhile => ready = c.wait_while(ready, |r| !*r).unwrap(),
+        Relock::WaitTimeout => {
+            while !*ready {
+                ready = c.wait_timeout(ready, long).unwrap().0;
+            }
+        }
+        Relock::WaitTimeoutWhile => ready = c.wait_timeout_while(ready, long, |r| !*r).unwrap().0,
+        Relock::TimedOutThenContended => {
+            let (guard, result) = c.wait_timeout(ready, Duration::from_millis(20)).unwrap();
+            assert!(result.timed_out());
+            ready = guard;
+        }
+    }
+    drop(std::hint::black_box(ready));
+}
+
+#[test]
+fn taking_the_mutex_back_after_a_condvar_wait_has_the_public_wait_as_leaf() {
+    let _rates = Rates::on();
+    for how in [
+        Relock::Wait,
+        Relock::WaitWhile,
+        Relock::WaitTimeout,
+        Relock::WaitTimeoutWhile,
+        Relock::TimedOutThenContended,
+    ] {
+        let block0 = profile::block();
+        let (pair, site) = new_condvar_pair();
+        let p = Arc::clone(&pair);
+        let waiter = thread::spawn(move || relocking_waiter(&p, how));
+        // Let the waiter park on the condvar (past its spin), then hold the
+        // mutex across the notification (or past the timeout) so that it
+        // has to wait for the mutex again.
+        thread::sleep(Duration::from_millis(10));
+        let mut guard = pair.0.lock().unwrap();
+        *guard = true;
+        if !matches!(how, Relock::TimedOutThenContended) {
+            pair.1.notify_all();
+        }
+        thread::sleep(Duration::from_millis(60));
+        drop(guard);
+        waiter.join().unwrap();
+
+        let blocks = profile::block().delta(&block0);
+        let relocks: Vec<&Record> = mine(&blocks, site)
+            .into_iter()
+            .filter(|r| r.event_kind() == Some(EventKind::Mutex))
+            .collect();
+        assert!(
+            !relocks.is_empty(),
+            "{how:?}: no mutex wait recorded for taking the mutex back"
+        );
+        for record in relocks {
+            check_stack(record);
+            let leaf = &frames(record)[0];
+            assert!(
+                leaf.first()
+                    .is_some_and(|n| n.contains("syncprof::sync::condvar::Condvar::wait")),
+                "{how:?}: the leaf is not the public Condvar::wait*: {:#?}",
+                frames(record)
+            );
+            assert!(stack_mentions(record, "relocking_waiter"));
+        }
+    }
+}

@@ -6,7 +6,7 @@ use core::panic::Location;
 use std::time::{Duration, Instant};
 
 use super::MutexGuard;
-use super::raw::{RawCondvar, RawMutex, deadline};
+use super::raw::{RawCondvar, RawMutex, deadline, wait_on};
 
 pub use lock_api::WaitTimeoutResult;
 
@@ -74,6 +74,16 @@ unsafe impl<const TIMED_OUT: bool> lock_api::RawCondvarTimed for Fixed<TIMED_OUT
     }
 }
 
+/// The raw mutex that `guard` holds, for a wait (which gives the lock back
+/// before returning, the guard borrowed mutably meanwhile).
+#[inline(always)]
+fn held<'a, T: ?Sized>(guard: &'a mut MutexGuard<'_, T>) -> &'a RawMutex {
+    let mutex = lock_api::MutexGuard::mutex(guard);
+    // SAFETY: the raw lock is only used to wait, which gives the lock back
+    // before returning, with the guard borrowed mutably meanwhile.
+    unsafe { mutex.raw() }
+}
+
 /// `lock_api`'s `WaitTimeoutResult` saying `timed_out`.
 #[inline]
 fn wait_timeout_result<T: ?Sized>(
@@ -118,7 +128,8 @@ impl Condvar {
     /// If other threads wait on this condvar with another mutex.
     #[inline]
     pub fn wait<T: ?Sized>(&self, guard: &mut MutexGuard<'_, T>) {
-        self.wait_until_internal(guard, None);
+        // The guard proves this thread holds the mutex.
+        wait_on!(&self.raw, held(guard), None);
     }
 
     /// Waits while `condition` holds (checked first, then after each
@@ -140,7 +151,8 @@ impl Condvar {
         guard: &mut MutexGuard<'_, T>,
         deadline: Instant,
     ) -> WaitTimeoutResult {
-        let timed_out = self.wait_until_internal(guard, Some(deadline));
+        // The guard proves this thread holds the mutex.
+        let timed_out = wait_on!(&self.raw, held(guard), Some(deadline));
         wait_timeout_result(guard, timed_out, deadline)
     }
 
@@ -153,7 +165,8 @@ impl Condvar {
         timeout: Duration,
     ) -> WaitTimeoutResult {
         let deadline = deadline(timeout);
-        let timed_out = self.wait_until_internal(guard, deadline);
+        // The guard proves this thread holds the mutex.
+        let timed_out = wait_on!(&self.raw, held(guard), deadline);
         wait_timeout_result(guard, timed_out, deadline.unwrap_or_else(Instant::now))
     }
 
@@ -198,21 +211,6 @@ impl Condvar {
                 wait_timeout_result(guard, false, Instant::now())
             }
         }
-    }
-
-    /// Waits on the guard's mutex; whether the wait timed out.
-    #[inline]
-    fn wait_until_internal<T: ?Sized>(
-        &self,
-        guard: &mut MutexGuard<'_, T>,
-        deadline: Option<Instant>,
-    ) -> bool {
-        let mutex = lock_api::MutexGuard::mutex(guard);
-        // SAFETY: the raw lock is only used to wait, which gives the lock
-        // back before returning, with the guard borrowed mutably meanwhile.
-        let raw = unsafe { mutex.raw() };
-        // SAFETY: the guard proves this thread holds `raw`.
-        unsafe { self.raw.wait_on(raw, deadline) }
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use lock_api::GuardNoSend;
 
 use crate::profile::{LockSite, keep_frame};
-use crate::raw::condvar::RawCondvar as Condvar;
+use crate::raw::condvar::{RawCondvar as Condvar, WaitRules};
 use crate::raw::mutex::RawMutex as Mutex;
 use crate::raw::rwlock::{Mode, RawRwLock as RwLock};
 
@@ -622,6 +622,45 @@ pub struct RawCondvar {
     pub(crate) site: LockSite,
 }
 
+/// parking_lot's rules: no spin (no spurious wake-ups, exact counts), and
+/// its text for a second mutex.
+pub(crate) const PARKING_LOT_RULES: WaitRules = WaitRules {
+    spin: false,
+    two_mutexes: "attempted to use a condition variable with more than one mutex",
+};
+
+/// `wait_on!(condvar, mutex, deadline)`: waits on the [`RawCondvar`]
+/// `condvar` with the [`RawMutex`] `mutex` (which the calling thread holds)
+/// until notified or `deadline` (an `Option<Instant>`), re-takes the mutex,
+/// and evaluates to whether the wait timed out. Expanded in an `unsafe`
+/// context whose caller holds `mutex`.
+///
+/// A macro so that both slow-path calls sit in the public method's own
+/// body, which is then the leaf of both recorded waits (see
+/// [`relock!`](crate::raw::condvar::relock)).
+macro_rules! wait_on {
+    ($condvar:expr, $mutex:expr, $deadline:expr) => {{
+        let condvar: &$crate::parking_lot::raw::RawCondvar = $condvar;
+        let mutex: &$crate::parking_lot::raw::RawMutex = $mutex;
+        // SAFETY: the caller holds `mutex` (this macro's contract).
+        let outcome = unsafe {
+            condvar.inner.wait_slow(
+                &mutex.inner,
+                mutex.site,
+                condvar.site,
+                $deadline,
+                $crate::parking_lot::raw::PARKING_LOT_RULES,
+            )
+        };
+        // Take the mutex back: a wait of its own, with the caller as leaf.
+        if $crate::raw::condvar::relock!(outcome, &mutex.inner, mutex.site) {
+            $crate::profile::keep_frame();
+        }
+        outcome.timed_out
+    }};
+}
+pub(crate) use wait_on;
+
 impl RawCondvar {
     /// A raw condvar labelled `site`.
     #[inline]
@@ -630,26 +669,6 @@ impl RawCondvar {
             inner: Condvar::new(),
             site,
         }
-    }
-
-    /// Waits on `mutex` until notified or `deadline`; re-takes the mutex.
-    /// Returns whether the wait timed out.
-    ///
-    /// # Safety
-    ///
-    /// The calling thread holds `mutex`.
-    #[inline]
-    pub(crate) unsafe fn wait_on(&self, mutex: &RawMutex, deadline: Option<Instant>) -> bool {
-        // SAFETY: the caller holds `mutex`.
-        let outcome = unsafe {
-            self.inner
-                .wait_slow(&mutex.inner, mutex.site, self.site, deadline, false)
-        };
-        // Take the mutex back: a wait of its own, with the caller as leaf.
-        if outcome.relock(&mutex.inner, mutex.site) {
-            keep_frame();
-        }
-        outcome.timed_out
     }
 }
 
@@ -667,8 +686,8 @@ unsafe impl lock_api::RawCondvar for RawCondvar {
 
     #[inline]
     unsafe fn wait(&self, mutex: &RawMutex, _guard: &mut GuardNoSend) {
-        // SAFETY: the caller holds `mutex`.
-        unsafe { self.wait_on(mutex, None) };
+        // The caller holds `mutex`.
+        wait_on!(self, mutex, None);
     }
 
     #[inline]
@@ -695,7 +714,7 @@ unsafe impl lock_api::RawCondvarTimed for RawCondvar {
         _guard: &mut GuardNoSend,
         timeout: &Instant,
     ) -> bool {
-        // SAFETY: the caller holds `mutex`.
-        unsafe { self.wait_on(mutex, Some(*timeout)) }
+        // The caller holds `mutex`.
+        wait_on!(self, mutex, Some(*timeout))
     }
 }

@@ -131,16 +131,25 @@ pub(crate) struct WaitOutcome {
     pub(crate) requeued: Option<Requeued>,
 }
 
-impl WaitOutcome {
-    /// Takes the mutex back after the wait: inlined into the public `wait*`
-    /// method, which stays the leaf of a recorded mutex wait. Returns whether
-    /// a slow path ran (for the caller's `keep_frame`).
-    #[inline(always)]
-    pub(crate) fn relock(&self, mutex: &RawMutex, site: LockSite) -> bool {
-        match &self.requeued {
+/// Takes the mutex back after [`RawCondvar::wait_slow`]:
+/// `relock!(outcome, mutex, site)` with `outcome` a [`WaitOutcome`] and
+/// `mutex` the [`RawMutex`]. Evaluates to whether a slow path ran (for the
+/// caller's `keep_frame`).
+///
+/// A macro, not a function: the call to the mutex's marked slow path must
+/// sit in the public `wait*` method's own body, which is then the leaf of
+/// the recorded mutex wait. Even an `#[inline(always)]` helper keeps a frame
+/// of its own in the debug info of the address after that call, and that
+/// frame, not the public method, became the leaf (`WaitOutcome::relock` in
+/// release and debug builds alike).
+macro_rules! relock {
+    ($outcome:expr, $mutex:expr, $site:expr) => {{
+        let outcome: &$crate::raw::condvar::WaitOutcome = &$outcome;
+        let mutex: &$crate::raw::mutex::RawMutex = $mutex;
+        match &outcome.requeued {
             Some(requeued) => {
                 mutex.relock_requeued(
-                    site,
+                    $site,
                     requeued.since,
                     requeued.holds_mutex,
                     requeued.owes_parked,
@@ -149,11 +158,25 @@ impl WaitOutcome {
             }
             None if mutex.lock_fast() => false,
             None => {
-                mutex.lock_slow(site);
+                mutex.lock_slow($site);
                 true
             }
         }
-    }
+    }};
+}
+pub(crate) use relock;
+
+/// What the calling face promises of a wait ([`RawCondvar::wait_slow`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WaitRules {
+    /// Spin before parking (see [`RawCondvar::spin`]): a `notify_one` then
+    /// wakes every spinner, which `std`'s `wait` allows (a spurious
+    /// wake-up) and parking_lot's, which promises none and exact counts,
+    /// does not.
+    pub(crate) spin: bool,
+    /// The panic message when the waiters use two mutexes, the replaced
+    /// crate's word for word.
+    pub(crate) two_mutexes: &'static str,
 }
 
 /// A condvar waiter that a notification moved to its mutex's queue.
@@ -412,10 +435,8 @@ impl RawCondvar {
     /// notification, and the charge of the mutex release (`mutex_site`) in
     /// the mutex profile, both with the mutex released.
     ///
-    /// With `spin`, the thread first spins (see [`RawCondvar::spin`]): a
-    /// `notify_one` then wakes every spinner, which `std`'s `wait` allows (a
-    /// spurious wake-up) and parking_lot's, which promises none and exact
-    /// counts, does not: its face passes `false`.
+    /// `rules` say whether the thread first spins and what a second mutex
+    /// panics with ([`WaitRules`]).
     ///
     /// # Panics
     ///
@@ -433,7 +454,7 @@ impl RawCondvar {
         mutex_site: LockSite,
         cv_site: LockSite,
         deadline: Option<Instant>,
-        spin: bool,
+        rules: WaitRules,
     ) -> WaitOutcome {
         shim::require_may_park("Condvar::wait");
         let mark = 0u8;
@@ -449,7 +470,7 @@ impl RawCondvar {
         // Spin first, the mutex released, unless the waiters use another
         // mutex (the park below reports that with ours still held).
         let waiters_mutex = self.state.load(Relaxed);
-        let spinning = if spin && (waiters_mutex.is_null() || waiters_mutex == mutex_ptr) {
+        let spinning = if rules.spin && (waiters_mutex.is_null() || waiters_mutex == mutex_ptr) {
             self.start_spinning()
         } else {
             None
@@ -580,11 +601,11 @@ impl RawCondvar {
             if spinning.is_some() {
                 // Released before spinning: held again for the caller's
                 // guard, which the unwinding drops.
-                outcome.relock(mutex, mutex_site);
+                relock!(outcome, mutex, mutex_site);
                 #[cfg(loom)]
                 profile::SPIN_BAD_MUTEX.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
-            panic!("attempted to use a condition variable with two mutexes");
+            panic!("{}", rules.two_mutexes);
         }
         if let Some(start) = block {
             let end = outcome

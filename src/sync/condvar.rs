@@ -7,7 +7,15 @@ use std::time::{Duration, Instant};
 use super::mutex::MutexGuard;
 use super::poison::{LockResult, PoisonError};
 use crate::profile::{LockSite, keep_frame};
-use crate::raw::condvar::RawCondvar;
+use crate::raw::condvar::{RawCondvar, WaitRules, relock};
+
+/// std's rules: waiters spin first (a spurious wake-up, which `wait`
+/// allows), and a second mutex panics with the text of std's check (on the
+/// platforms where std checks; its Linux futex condvar does not).
+const STD_RULES: WaitRules = WaitRules {
+    spin: true,
+    two_mutexes: "attempted to use a condition variable with two mutexes",
+};
 
 /// Whether a timed wait returned because its time ran out, as
 /// [`std::sync::WaitTimeoutResult`] (whose constructor is private, hence this
@@ -137,9 +145,9 @@ impl Condvar {
     pub fn wait<'a, T: ?Sized>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
         let (raw, site) = MutexGuard::mutex(&guard).raw();
         // SAFETY: the guard proves this thread holds `raw`.
-        let outcome = unsafe { self.raw.wait_slow(raw, site, self.site, None, true) };
+        let outcome = unsafe { self.raw.wait_slow(raw, site, self.site, None, STD_RULES) };
         // Take the mutex back: a wait of its own, with this method as leaf.
-        if outcome.relock(raw, site) {
+        if relock!(outcome, raw, site) {
             keep_frame();
         }
         if raw.poison.get() {
@@ -224,8 +232,11 @@ impl Condvar {
         let deadline = Instant::now().checked_add(dur);
         let (raw, site) = MutexGuard::mutex(&guard).raw();
         // SAFETY: the guard proves this thread holds `raw`.
-        let outcome = unsafe { self.raw.wait_slow(raw, site, self.site, deadline, true) };
-        if outcome.relock(raw, site) {
+        let outcome = unsafe {
+            self.raw
+                .wait_slow(raw, site, self.site, deadline, STD_RULES)
+        };
+        if relock!(outcome, raw, site) {
             keep_frame();
         }
         let result = (guard, WaitTimeoutResult(outcome.timed_out));

@@ -1448,7 +1448,7 @@ mod condvar_tests {
     }
 
     #[test]
-    #[should_panic(expected = "attempted to use a condition variable with")]
+    #[should_panic(expected = "attempted to use a condition variable with more than one mutex")]
     fn two_mutexes() {
         let m = Arc::new(Mutex::new(()));
         let m2 = m.clone();
