@@ -592,15 +592,21 @@ impl BlockWait {
     fn timed_only(site: Option<LockSite>, kind: EventKind) -> Option<BlockWait> {
         #[cfg(feature = "metrics")]
         {
-            metrics_series(site, kind).map(|series| BlockWait {
-                start: clock::now(),
-                bucket: None,
-                series: Some(series),
-                registration: None,
-            })
+            metrics_series(site, kind).map(BlockWait::timed)
         }
         #[cfg(not(feature = "metrics"))]
         None
+    }
+
+    /// A wait timed for the metrics series `series` only, from now.
+    #[cfg(feature = "metrics")]
+    fn timed(series: &'static metrics::Series) -> BlockWait {
+        BlockWait {
+            start: clock::now(),
+            bucket: None,
+            series: Some(series),
+            registration: None,
+        }
     }
 }
 
@@ -743,8 +749,18 @@ fn begin_wait(
     out: Option<&mut stack::StackBuf>,
 ) -> Option<BlockWait> {
     let start = clock::now();
+    // The series first, outside the profiler: a new series is allocated by
+    // `metrics::series`, which declines to allocate inside the profiler (an
+    // allocator may take a syncprof lock) and hands out the kind's `other`
+    // series instead, so the first waits on a lock went uncounted under
+    // its label.
+    #[cfg(feature = "metrics")]
+    let series = metrics_series(site, kind);
     let Some(_busy) = Recording::enter() else {
-        return BlockWait::timed_only(site, kind);
+        #[cfg(feature = "metrics")]
+        return series.map(BlockWait::timed);
+        #[cfg(not(feature = "metrics"))]
+        return None;
     };
     // Free what an earlier unsampled wait left, here, outside any lock.
     let _ = SPARE_BUCKETS.try_with(SpareBuckets::free_all);
@@ -789,7 +805,7 @@ fn begin_wait(
         start,
         bucket: Some(bucket),
         #[cfg(feature = "metrics")]
-        series: metrics_series(site, kind),
+        series,
         registration: None,
     })
 }
