@@ -322,11 +322,24 @@ impl Names {
         }
         let system_name = String::from_utf8_lossy(raw);
         let name: Arc<str> = match rustc_demangle::try_demangle(&system_name) {
-            Ok(demangled) => format!("{demangled:#}").into(),
-            Err(_) => Arc::from(&*system_name),
+            Ok(demangled) => naming::shorten_generics(&format!("{demangled:#}")).into(),
+            Err(_) => naming::shorten_generics(&system_name).into(),
         };
         let pair = (name, Arc::from(&*system_name));
         self.names.insert(raw.to_vec(), pair.clone());
+        pair
+    }
+
+    /// (`name` with its generics shortened, `system_name`) for a name made
+    /// here (a short DWARF name qualified by its crate and module).
+    #[cfg_attr(not(all(target_os = "linux", not(miri))), allow(dead_code))]
+    fn qualified(&mut self, name: &str, system_name: Arc<str>) -> (Arc<str>, Arc<str>) {
+        let key = [name.as_bytes(), b"\0", system_name.as_bytes()].concat();
+        if let Some((name, system_name)) = self.names.get(&key) {
+            return (Arc::clone(name), Arc::clone(system_name));
+        }
+        let pair: (Arc<str>, Arc<str>) = (naming::shorten_generics(name).into(), system_name);
+        self.names.insert(key, pair.clone());
         pair
     }
 
@@ -342,6 +355,7 @@ impl Names {
 
 #[cfg(all(target_os = "linux", not(miri)))]
 mod debuginfo;
+mod naming;
 
 /// Elsewhere (no `/proc/self/maps`; maybe not ELF): `backtrace`, which keeps
 /// the debug info it parsed until [`clear_cache`].

@@ -15,7 +15,11 @@
 //! Counts and delays are unchanged: records whose stacks become equal once
 //! cut (two threads started from different places running the same
 //! function) are merged. The leaf side is never cut (a profile's leaf is the
-//! call that waited). `SYNCPROF_FULL_STACKS=1` or [`set_full_stacks`] keep
+//! call that waited), and a stack is never cut to nothing: where the marker's
+//! own address is the leaf and holds no frame inner to the marker (a build
+//! without debug info, whose thread closure and guard drop were inlined into
+//! the marker function), that address stays, named after the marker's
+//! function: the only frame that holds the user's code. `SYNCPROF_FULL_STACKS=1` or [`set_full_stacks`] keep
 //! every frame.
 
 use std::sync::Arc;
@@ -124,6 +128,10 @@ fn cut(
         return (records.to_vec(), symbols);
     }
     for (&addr, &kept) in &cut_at {
+        if kept == 0 {
+            // Dropped from stacks, or kept whole where it is all there is.
+            continue;
+        }
         if let Some(found) = symbols.get_mut(&addr) {
             let mut cut = Symbols::clone(found);
             cut.frames.truncate(kept);
@@ -143,7 +151,8 @@ fn cut(
     for record in records {
         let mut addrs = record.addrs.clone();
         if let Some(i) = addrs.iter().position(|a| cut_at.contains_key(a)) {
-            let keep_address = cut_at[&addrs[i]] > 0;
+            // Never to nothing: a leaf marker address stays.
+            let keep_address = cut_at[&addrs[i]] > 0 || i == 0;
             addrs.truncate(if keep_address { i + 1 } else { i });
         }
         let key = (
@@ -286,6 +295,30 @@ mod tests {
             "the marker's own frame goes"
         );
         assert_eq!(symbols[&0x20].frames.len(), 1, "other addresses untouched");
+    }
+
+    /// Built without debug info, the thread's closure and the guard's drop
+    /// are inlined into the marker function, whose address is then the
+    /// leaf: it stays, whole, rather than leave an empty stack.
+    #[test]
+    fn a_stack_is_never_cut_to_nothing() {
+        let records = [
+            record(&[0x30, 0x40, 0x50], 2.0, 100),
+            record(&[0x10, 0x30, 0x40], 1.0, 10),
+        ];
+        let (out, symbols) = cut(&records, process(), false);
+        let stacks: Vec<&[usize]> = out.iter().map(|r| &r.addrs[..]).collect();
+        assert_eq!(stacks, vec![&[0x30][..], &[0x10][..]]);
+        let names: Vec<&str> = symbols[&0x30]
+            .frames
+            .iter()
+            .map(|f| &*f.function.name)
+            .collect();
+        assert_eq!(
+            names,
+            ["std::sys::backtrace::__rust_begin_short_backtrace"],
+            "the leaf marker keeps its name"
+        );
     }
 
     #[test]

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use gimli::{AttributeValue, EndianSlice, RunTimeEndian, UnitRef};
 use object::{Object as _, ObjectSection as _, ObjectSegment as _};
 
+use super::naming::CrateRoots;
 use super::{FastMap, MappingInfo, Names, RawFrame, Resolved};
 
 type Slice<'d> = EndianSlice<'d, RunTimeEndian>;
@@ -195,6 +196,9 @@ type NamePair = (Arc<str>, Arc<str>);
 struct DwarfFrame {
     /// `None`: the symbol table's name.
     name: Option<NamePair>,
+    /// The name is a linkage name (fully qualified), not a short
+    /// `DW_AT_name` (all that `debug = "line-tables-only"` writes).
+    qualified: bool,
     file: Arc<str>,
     line: u32,
     decl_line: u32,
@@ -221,8 +225,13 @@ fn resolve_in_file(
     let mut found: Vec<Found> = probes.iter().map(|_| Found::default()).collect();
     let with_dwarf = debug.unwrap_or(object);
     let inflated = inflate_compressed_sections(with_dwarf);
+    let mut roots = None;
     if let Some(dwarf) = load_dwarf(with_dwarf, &inflated) {
         resolve_in_dwarf(&dwarf, &addrs, &mut found, names);
+        let short = |f: &DwarfFrame| f.name.is_some() && !f.qualified;
+        if found.iter().any(|f| f.frames.iter().any(short)) {
+            roots = Some(crate_roots(&dwarf));
+        }
     }
     let mut symtab = None;
     for (found, &(addr, i)) in found.into_iter().zip(probes) {
@@ -246,8 +255,24 @@ fn resolve_in_file(
             continue;
         }
         out[i].from_debug_info = true;
-        for frame in found.frames {
-            let (name, system_name) = match frame.name.or_else(|| from_symtab(names)) {
+        let outermost = found.frames.len().saturating_sub(1);
+        for (depth, frame) in found.frames.into_iter().enumerate() {
+            // A short DWARF name (see `naming`): the symbol table's for the
+            // function that was not inlined, else qualified by its file.
+            let mut name = frame.name;
+            if depth == outermost && !frame.qualified {
+                name = from_symtab(names).or(name);
+            } else if let (Some((short, system_name)), false) = (&name, frame.qualified) {
+                let qualified = roots
+                    .as_ref()
+                    .and_then(|r| r.qualify(system_name, &frame.file));
+                if let Some(qualified) = qualified {
+                    name = Some(names.qualified(&qualified, Arc::clone(system_name)));
+                } else {
+                    name = Some((Arc::clone(short), Arc::clone(system_name)));
+                }
+            }
+            let (name, system_name) = match name.or_else(|| from_symtab(names)) {
                 Some(pair) => pair,
                 None => (names.empty(), names.empty()),
             };
@@ -371,6 +396,8 @@ fn resolve_in_dwarf(dwarf: &Dwarf<'_>, addrs: &[u64], found: &mut [Found], names
 struct Scope<'d> {
     depth: isize,
     name: Option<Slice<'d>>,
+    /// `name` is a linkage name.
+    qualified: bool,
     /// `DW_AT_abstract_origin` or `DW_AT_specification`, followed for the
     /// name and declaration line when the DIE lacks them.
     origin: Option<AttributeValue<Slice<'d>>>,
@@ -403,7 +430,8 @@ fn resolve_in_unit<'d>(
                 .or_insert_with(|| render_file(unit, index, names)),
         )
     };
-    let mut described: Vec<Option<(Option<NamePair>, u32)>> = scopes.iter().map(|_| None).collect();
+    let mut described: Vec<Option<(Option<NamePair>, bool, u32)>> =
+        scopes.iter().map(|_| None).collect();
     for (j, &k) in todo.iter().enumerate() {
         let (mut file_index, mut line) = match locations[j] {
             Some((file, line)) => (Some(file), line),
@@ -417,6 +445,7 @@ fn resolve_in_unit<'d>(
             let file = file(file_index, names);
             found.frames.push(DwarfFrame {
                 name: None,
+                qualified: false,
                 file,
                 line,
                 decl_line: 0,
@@ -424,15 +453,20 @@ fn resolve_in_unit<'d>(
         }
         for &s in chains[j].iter().rev() {
             let scope = &scopes[s];
-            let (name, decl_line) = described[s]
+            let (name, qualified, decl_line) = described[s]
                 .get_or_insert_with(|| {
-                    let (name, decl_line) = describe(unit, scope, others);
-                    (name.map(|n| names.function(n.slice())), decl_line)
+                    let (name, qualified, decl_line) = describe(unit, scope, others);
+                    (
+                        name.map(|n| names.function(n.slice())),
+                        qualified,
+                        decl_line,
+                    )
                 })
                 .clone();
             let file = file(file_index, names);
             found.frames.push(DwarfFrame {
                 name,
+                qualified,
                 file,
                 line,
                 decl_line,
@@ -478,6 +512,7 @@ fn scopes<'d>(
         let mut scope = Scope {
             depth,
             name: None,
+            qualified: false,
             origin: None,
             decl_line: 0,
             call_file: None,
@@ -510,6 +545,7 @@ fn scopes<'d>(
                 _ => {}
             }
         }
+        scope.qualified = linkage_name.is_some();
         scope.name = linkage_name.or(scope.name);
         // The open function's probes inside this DIE's ranges.
         let to = active.len();
@@ -706,20 +742,25 @@ impl<'d> OtherUnits<'d> {
     }
 }
 
-/// A scope's name (linkage name first) and declaration line, following
-/// `DW_AT_abstract_origin` / `DW_AT_specification` (at most 16 steps) for
-/// what it lacks.
+/// A scope's name (a linkage name first, from the scope or any DIE it
+/// refers to), whether that name is a linkage name, and its declaration
+/// line, following `DW_AT_abstract_origin` / `DW_AT_specification` (at
+/// most 16 steps) for what it lacks.
 fn describe<'d>(
     unit: UnitRef<'_, Slice<'d>>,
     scope: &Scope<'d>,
     others: &mut OtherUnits<'d>,
-) -> (Option<Slice<'d>>, u32) {
-    let (mut name, mut decl_line) = (scope.name, scope.decl_line);
+) -> (Option<Slice<'d>>, bool, u32) {
+    let (mut linkage, mut plain) = match scope.qualified {
+        true => (scope.name, None),
+        false => (None, scope.name),
+    };
+    let mut decl_line = scope.decl_line;
     let mut next = scope.origin;
     // `None`: the scope's own unit; `Some(start)`: one of `others`.
     let mut in_other: Option<usize> = None;
     for _ in 0..16 {
-        if name.is_some() && decl_line != 0 {
+        if linkage.is_some() && decl_line != 0 {
             break;
         }
         let Some(origin) = next.take() else { break };
@@ -748,16 +789,15 @@ fn describe<'d>(
         let Ok(Some(abbrev)) = entries.read_abbreviation() else {
             break;
         };
-        let (mut linkage_name, mut plain_name) = (None, None);
         for spec in abbrev.attributes() {
             let Ok(attr) = entries.read_attribute(*spec) else {
                 break;
             };
             match attr.name() {
                 gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
-                    linkage_name = here.attr_string(attr.value()).ok();
+                    linkage = linkage.or(here.attr_string(attr.value()).ok());
                 }
-                gimli::DW_AT_name => plain_name = here.attr_string(attr.value()).ok(),
+                gimli::DW_AT_name => plain = plain.or(here.attr_string(attr.value()).ok()),
                 gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => {
                     next = Some(attr.value());
                 }
@@ -765,9 +805,28 @@ fn describe<'d>(
                 _ => {}
             }
         }
-        name = name.or(linkage_name).or(plain_name);
     }
-    (name, decl_line)
+    (linkage.or(plain), linkage.is_some(), decl_line)
+}
+
+/// Where each crate's sources are (see [`CrateRoots`]): every rustc unit's
+/// name and compilation directory, read from its first DIE.
+fn crate_roots(dwarf: &Dwarf<'_>) -> CrateRoots {
+    let mut roots = CrateRoots::default();
+    let mut headers = dwarf.units();
+    while let Ok(Some(header)) = headers.next() {
+        let Ok(unit) = dwarf.unit(header) else {
+            continue;
+        };
+        let (Some(name), Some(dir)) = (unit.name, unit.comp_dir) else {
+            continue;
+        };
+        roots.add_unit(
+            &String::from_utf8_lossy(name.slice()),
+            &String::from_utf8_lossy(dir.slice()),
+        );
+    }
+    roots
 }
 
 /// Function and object symbols of the symbol table (the dynamic one when
