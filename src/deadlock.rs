@@ -458,7 +458,7 @@ pub fn spawn_checker(
 /// as `SYNCPROF_ACQUISITION_STACKS` says at start-up: `0`, `false`, `off`
 /// or `no` turn it off). Off, a lock's holder is still known, not where it
 /// took the lock, and an uncontended lock+unlock costs ~10 ns instead of
-/// ~27 ns (see the README). Takes effect for acquisitions after the call.
+/// ~27 ns (`docs/performance.md`, The waiting view and owner tracking). Takes effect for acquisitions after the call.
 ///
 /// # Examples
 ///

@@ -70,9 +70,8 @@
 //! given labels into the current set and look the result up in a lock-free
 //! table, or, when this thread entered the same labels recently, only
 //! compare them with a per-thread memo (the first use of a set allocates
-//! and takes a lock). `benches/labels.rs` measures them on a loaded 2-core
-//! VM: `with` of one known label 16–24 ns, a nested guard 23–41 ns, a
-//! recorded event with two labels +2–9 ns over an unlabelled one.
+//! and takes a lock). `cargo bench --bench labels` measures them; the
+//! figures are in `docs/performance.md` (Labels).
 //!
 //! # Metrics
 //!

@@ -1,6 +1,15 @@
-//! Drop-in `std::sync` primitives that record **where your program waits**
-//! (the block profile) and **who made it wait** (the mutex profile), exported
-//! as pprof for `go tool pprof` and every pprof consumer.
+//! Drop-in `std::sync`, `parking_lot` and `tokio::sync` primitives that
+//! record **where your program waits** (the block profile) and **who made it
+//! wait** (the mutex profile), exported as pprof for `go tool pprof` and
+//! every pprof consumer, with Go's semantics.
+//!
+//! This page is a guide: [quick start](#quick-start), [which face to
+//! pick](#which-face-to-pick), [settings](#settings), [exports](#exports),
+//! then the [modules](#modules) and [`std::sync` item by
+//! item](#stdsync-item-by-item). The repository's `docs/` directory has a
+//! page per topic (`docs/profiles.md` for the profiles' exact semantics,
+//! `docs/performance.md` for every measured figure with its command, …) and
+//! `docs/architecture.md` for contributors.
 //!
 //! # Quick start
 //!
@@ -50,7 +59,8 @@
 //! [profile.release]
 //! debug = "line-tables-only"
 //!
-//! # .cargo/config.toml (or RUSTFLAGS): ~50 ns stack capture instead of ~4 µs.
+//! # .cargo/config.toml (or RUSTFLAGS): stack capture walks frame pointers
+//! # instead of running the DWARF unwinder, about a hundred times slower.
 //! [build]
 //! rustflags = ["-C", "force-frame-pointers=yes"]
 //! ```
@@ -60,65 +70,181 @@
 //! thread's own function: std's thread start-up frames are cut, as in Rust's
 //! short backtraces ([`profile::set_full_stacks`] keeps them).
 //!
-//! # What is here
+//! # Which face to pick
 //!
-//! - The primitives, with `std::sync`'s API item for item (poisoning,
-//!   `LockResult`, timeouts, error types): [`Mutex`], [`Condvar`], [`RwLock`],
-//!   [`Barrier`] and the channels in [`mpsc`]. Each remembers where it was
-//!   created (the `lock` label of its samples). See [`sync`] for how they
-//!   differ from std (sizes, fairness).
-//! - Every other stable item of `std::sync`, re-exported, so that replacing
-//!   `std::sync` with `syncprof` in every `use` is the whole change (see
-//!   [below](#stdsync-item-by-item)).
-//! - The controls: [`set_block_rate`] / [`block_rate`] (nanoseconds; 0 off, 1
-//!   every wait) and [`set_mutex_fraction`] / [`mutex_fraction`] (0 off, n =
-//!   one in n), also read at start-up from `SYNCPROF_BLOCK_RATE`,
-//!   `SYNCPROF_MUTEX_FRACTION` and `SYNCPROF_STACK_DEPTH`.
-//! - The profiles: [`profile::block`] and [`profile::mutex`] snapshots,
-//!   [`Profile::delta`](profile::Profile::delta), and the exports
-//!   [`write_pprof`](profile::Profile::write_pprof) (gzipped pprof, Go's
-//!   layout), [`write_text`](profile::Profile::write_text) (Go's `debug=1`),
-//!   [`write_folded`](profile::Profile::write_folded) (flame graphs).
-// A link to `http::serve` only when it exists: docs.rs builds with every
-// feature; `cargo doc` without features must not warn.
+//! Every face records the same two profiles through the same profiler, with
+//! the same labels: `kind` (what kind of wait) and `lock` (the `file:line`
+//! where the primitive was created: `new` is `#[track_caller]`). Pick the
+//! one whose API your code already uses; the change is the `use` line.
+//!
+//! - **std-shaped**, for code written against `std::sync`: [`Mutex`],
+//!   [`RwLock`], [`Condvar`], [`Barrier`] and the channels in [`mpsc`], with
+//!   `std::sync`'s API item for item (poisoning, `LockResult`, timeouts,
+//!   error types), and every other stable item of `std::sync` re-exported
+//!   (see [below](#stdsync-item-by-item)). [`sync`] says how they differ
+//!   from std's (sizes, fairness).
+//! - **parking_lot-shaped**, for code written against `parking_lot` 0.13:
+//!   [`parking_lot`] (`Mutex`, `FairMutex`, `ReentrantMutex`, `RwLock` with
+//!   upgradable reads, `RecursiveRwLock`, `Condvar`, `Once`, and raw locks for
+//!   `lock_api`), over the same state machines as the std face.
+//!
+//!   ```
+//!   use syncprof::parking_lot::{Mutex, RwLock}; // was: use parking_lot::{Mutex, RwLock};
+//!
+//!   let config = RwLock::new(String::from("v1"));
+//!   let hits = Mutex::new(0u64);
+//!   *hits.lock() += 1;
+//!   *config.write() = String::from("v2");
+//!   assert_eq!((*hits.lock(), config.read().as_str()), (1, "v2"));
+//!   ```
+#![cfg_attr(
+    feature = "tokio",
+    doc = " - **tokio-shaped**, for async code (feature `tokio`): [`tokio`]: `tokio::sync`'s"
+)]
+#![cfg_attr(
+    not(feature = "tokio"),
+    doc = " - **tokio-shaped**, for async code (feature `tokio`): `syncprof::tokio`: `tokio::sync`'s"
+)]
+//!   `Mutex`, `RwLock`, `Semaphore`, `Notify`, `Barrier` and `mpsc` (tokio's
+//!   own types do the work). An `.await` that returned `Pending` is a wait,
+//!   recorded on the task's stack (your `async fn`s are on it); a release that
+//!   lets queued tasks in charges the mutex profile. With the feature on, a
+//!   thread-blocking wait on a std-shaped primitive inside a tokio worker is
+//!   labelled `blocking_in_async=true`.
+//!
+//! Locks inside your *dependencies* (their own `parking_lot`,
+//! `crossbeam-channel` or `std::sync`) are not recorded; crates to patch
+//! them in through `[patch.crates-io]` are planned (`docs/parking_lot.md`).
+//!
+//! # Settings
+//!
+//! Both profiles are off until a rate is set, in code or in the environment
+//! (read once, at first use; a value that does not parse is reported once on
+//! stderr and ignored):
+//!
+//! | setting | code | environment |
+//! | --- | --- | --- |
+//! | block profile rate, in ns: 0 off, 1 every wait, `n`: every wait ≥ n ns and a fair sample of the shorter | [`set_block_rate`], [`block_rate`] | `SYNCPROF_BLOCK_RATE` |
+//! | mutex profile fraction: 0 off, `n`: one contended unlock in n | [`set_mutex_fraction`], [`mutex_fraction`] | `SYNCPROF_MUTEX_FRACTION` |
+//! | stack depth (default 128, max 1024) | [`profile::stack_depth`] | `SYNCPROF_STACK_DEPTH` |
+//! | distinct stacks kept (default 65536; the rest go to one overflow record) | [`profile::set_max_buckets`] | `SYNCPROF_MAX_BUCKETS` |
+//! | std's thread start-up frames in exports (default: cut) | [`profile::set_full_stacks`] | `SYNCPROF_FULL_STACKS=1` |
+//! | the waiting view (default on) | [`set_waiting`], [`waiting_enabled`] | `SYNCPROF_WAITING=0` |
+//! | distinct label sets kept (default 4096) | [`labels::set_max_sets`] | |
+//! | no hints on stderr about build settings | | `SYNCPROF_NO_HINTS=1` |
+//!
+//! ```
+//! syncprof::set_block_rate(10_000); // every wait >= 10 µs, a fair sample of the shorter
+//! let previous = syncprof::set_mutex_fraction(10); // one contended unlock in 10, weighted by 10
+//! assert_eq!((syncprof::block_rate(), syncprof::mutex_fraction()), (10_000, 10));
+//! # syncprof::set_block_rate(0);
+//! # syncprof::set_mutex_fraction(previous);
+//! ```
+//!
+//! **What they cost.** The uncontended fast paths are one compare-exchange
+//! to lock and one atomic to unlock, the same as `parking_lot`'s, whatever
+//! the settings. Profiling work (a clock read when a thread parks, a stack
+//! capture and a lock-free table update when an event is recorded) happens
+//! only on the slow paths of threads that were going to park anyway, never
+//! inside a critical section beyond a clock read and a few atomic adds. At
+//! rate 1 every contended hand-off records; sampled settings record fewer
+//! events but still time every wait. The measured costs, with the commands
+//! that reproduce them, are in the repository's `docs/performance.md`;
+//! `docs/profiles.md` has the exact sampling rules (Go's) and every setting.
+//!
+//! # Exports
+//!
+//! [`profile::block`], [`profile::mutex`] and [`profile::waiting()`] return a
+//! [`Profile`](profile::Profile) snapshot; [`Profile::delta`](profile::Profile::delta)
+//! subtracts an earlier one. A snapshot writes itself as
+//! [gzipped pprof](profile::Profile::write_pprof) (Go's layout, for
+//! `go tool pprof`, Pyroscope, Parca, Grafana),
+//! [Go's `debug=1` text](profile::Profile::write_text) and
+//! [folded stacks](profile::Profile::write_folded) (inferno,
+//! `flamegraph.pl`, speedscope); with feature `flamegraph`, an SVG flame
+//! graph.
+//!
+//! ```
+//! use syncprof::profile::{self, Value};
+//!
+//! let mutex = profile::mutex();
+//! let (mut pprof, mut text, mut folded) = (Vec::new(), Vec::new(), Vec::new());
+//! mutex.write_pprof(&mut pprof)?; // gzipped profile.proto
+//! mutex.write_text(&mut text)?; // Go's debug=1 text
+//! mutex.write_folded(&mut folded, Value::Delay)?; // `root;…;leaf nanoseconds`
+//! assert_eq!(&pprof[..2], &[0x1f, 0x8b]);
+//! assert!(String::from_utf8(text).unwrap().starts_with("--- mutex:"));
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
 #![cfg_attr(
     feature = "http",
-    doc = " - With feature `http`, [`http::serve`]: Go's `/debug/pprof/block`"
+    doc = "With feature `http`, [`http::serve`] serves Go's `net/http/pprof` paths"
 )]
 #![cfg_attr(
     not(feature = "http"),
-    doc = " - With feature `http`, `http::serve`: Go's `/debug/pprof/block`"
+    doc = "With feature `http`, `http::serve` serves Go's `net/http/pprof` paths"
 )]
-//!   and `/debug/pprof/mutex` endpoints for `go tool pprof` and continuous
-//!   profilers. With feature `flamegraph`, SVG flame graphs.
-//! - [`parking_lot`]: parking_lot 0.13's API item for item (`Mutex`,
-//!   `FairMutex`, `ReentrantMutex`, `RwLock` with upgradable reads,
-//!   `RecursiveRwLock`, `Condvar`, `Once`, and raw locks for `lock_api`),
-//!   recording the same profiles: `use syncprof::parking_lot::Mutex`.
-//! - [`profile::waiting()`]: the threads blocked in a syncprof primitive
-//!   right now, with how long they have waited and where (a thread dump of
-//!   the stuck; works with profiling off; [`set_waiting`] turns it off).
-//!   `GET /debug/pprof/waiting` with feature `http`.
-// As for `http::serve`: a link only when the module exists.
+//! (`/debug/pprof/block`, `/debug/pprof/mutex`, `?seconds=N`, `?debug=1`),
+//! the `godeltaprof` routes for continuous profilers, the waiting view and a
+//! settings route, from a background thread, so that `go tool pprof
+//! http://host:6060/debug/pprof/mutex` and the agents that scrape Go
+//! services work unchanged. Keep it on loopback (`docs/security.md`):
+//!
+//! ```no_run
+//! # #[cfg(feature = "http")]
+//! # fn main() -> std::io::Result<()> {
+//! // In main(): the endpoint lives as long as the returned server.
+//! let _pprof = syncprof::http::serve("127.0.0.1:6060")?;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "http"))]
+//! # fn main() {}
+//! ```
+//!
+//! # Modules
+//!
+//! - [`sync`] (re-exported at the root) and [`mpsc`]: the std face.
+//! - [`parking_lot`]: the parking_lot face.
 #![cfg_attr(
-    feature = "owner-tracking",
-    doc = " - With feature `owner-tracking`, [`deadlock`]: who holds each lock a"
+    feature = "tokio",
+    doc = " - [`tokio`] (feature `tokio`): the tokio face."
 )]
 #![cfg_attr(
-    not(feature = "owner-tracking"),
-    doc = " - With feature `owner-tracking`, `deadlock`: who holds each lock a"
+    not(feature = "tokio"),
+    doc = " - `tokio` (feature `tokio`): the tokio face."
 )]
-//!   thread waits for, and deadlock cycles (`deadlock::check`,
-//!   `deadlock::spawn_checker`, `GET /debug/pprof/deadlocks`).
+//! - [`profile`]: the snapshots, their records and exports, the waiting view
+//!   ([`profile::waiting()`]: the threads blocked right now, with how long
+//!   and where; works with profiling off), the clock.
 //! - [`labels`]: which request, tenant or span waited and which held the
 //!   lock: `labels::with(&[("route", "/api/users")], || …)`, or
 //!   `fut.with_labels(…)` for async code; exported as pprof sample labels.
-//! - With feature `tokio`, `syncprof::tokio`: `tokio::sync`'s `Mutex`,
-//!   `RwLock`, `Semaphore`, `Notify`, `Barrier` and `mpsc`, recording async
-//!   waits on the task's stack and charging releases to the mutex profile.
-//! - With feature `metrics`, `syncprof::metrics`: exact (unsampled) per-lock
-//!   wait counts, seconds, histograms and maxima for Prometheus, through
-//!   `prometheus-client` (and `GET /metrics` with `http`).
+#![cfg_attr(feature = "http", doc = " - [`http`] (feature `http`): the endpoint.")]
+#![cfg_attr(
+    not(feature = "http"),
+    doc = " - `http` (feature `http`): the endpoint."
+)]
+#![cfg_attr(
+    feature = "metrics",
+    doc = " - [`metrics`] (feature `metrics`): exact (unsampled) per-lock wait counts, seconds,"
+)]
+#![cfg_attr(
+    not(feature = "metrics"),
+    doc = " - `metrics` (feature `metrics`): exact (unsampled) per-lock wait counts, seconds,"
+)]
+//!   histograms and maxima for Prometheus, through `prometheus-client` (and
+//!   `GET /metrics` with `http`).
+#![cfg_attr(
+    feature = "owner-tracking",
+    doc = " - [`deadlock`] (feature `owner-tracking`): who holds each lock a thread waits for,"
+)]
+#![cfg_attr(
+    not(feature = "owner-tracking"),
+    doc = " - `deadlock` (feature `owner-tracking`): who holds each lock a thread waits for,"
+)]
+//!   and deadlock cycles (`deadlock::check`, `deadlock::spawn_checker`,
+//!   `GET /debug/pprof/deadlocks`).
 //!
 //! # `std::sync`, item by item
 //!
@@ -138,16 +264,7 @@
 //! | `ONCE_INIT` (deprecated) | re-exported from `std` |
 //!
 //! Unstable items (`Exclusive`, `mpmc`, `ReentrantLock`, `Mapped*Guard`,
-//!   `nonpoison`, `poison`, `oneshot`, `UniqueArc`) are not re-exported.
-//!
-//! # Cost
-//!
-//! The uncontended fast paths are one compare-exchange to lock and one atomic
-//! to unlock, the same as `parking_lot`'s; profiling work (a clock read when a
-//! thread parks, stack capture and a lock-free table update when an event is
-//! sampled) happens only on the slow paths. Build with
-//! `-C force-frame-pointers=yes` for fast stack capture (~50 ns for 30
-//! frames); without frame pointers the DWARF unwinder is used (~4 µs).
+//! `nonpoison`, `poison`, `oneshot`, `UniqueArc`) are not re-exported.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]

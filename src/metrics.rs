@@ -6,7 +6,7 @@
 //! (`lock`, `kind`) counts the wait, adds its duration to a total and to a
 //! histogram (log-spaced buckets 1 µs … 10 s) and keeps the longest; each
 //! contended unlock adds the waiting it caused (the mutex profile's charge
-//! rule, section 4 of the design) to the lock's `caused` total.
+//! rule, `docs/profiles.md`) to the lock's `caused` total.
 //!
 //! | Prometheus name | type | meaning |
 //! | --- | --- | --- |
@@ -28,8 +28,9 @@
 //! Nothing on the uncontended fast paths. On a wait: the clock reads the
 //! slow path makes anyway (also when block profiling is off), a lookup in a
 //! lock-free table (one chain of a few entries) and four relaxed atomic
-//! adds; a contended unlock adds one relaxed add. Each (lock, kind) series
-//! is allocated once (about 256 bytes), before the thread parks. At most
+//! adds; a contended unlock adds one relaxed add (measured in
+//! `docs/performance.md`, Metrics). Each (lock, kind) series is allocated
+//! once (its size is in `docs/memory.md`), before the thread parks. At most
 //! [`max_sites`] series are kept (default [`DEFAULT_MAX_SITES`]); waits on
 //! further locks go to `lock="other"`, so totals stay exact.
 //!

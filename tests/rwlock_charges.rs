@@ -1,8 +1,8 @@
 //! The mutex profile's charges of an `RwLock`, for every queue shape
 //! (issue 11): each unlock that wakes waiters charges the waits of those it
-//! wakes and of those still queued, up to its own tick (design.md section 4,
-//! Go's RWMutex on the same shapes), and the charges of all unlocks add up to
-//! the waits the test measured itself.
+//! wakes and of those still queued, up to its own tick (`docs/profiles.md`,
+//! The mutex profile; Go's RWMutex on the same shapes), and the charges of
+//! all unlocks add up to the waits the test measured itself.
 //!
 //! Every shape: the first holder keeps the lock `HOLD`, the waiters queue
 //! behind it at known times, and the holder releases through a function

@@ -50,7 +50,7 @@ fn a_million_distinct_stacks_stay_bounded_and_exact() {
     assert!(overflow[0].addresses().is_empty());
 
     // Memory: at most cap x (bucket + 30 addresses + allocator overhead),
-    // 20 MiB measured; allow 32 MiB of growth (README documents the bound).
+    // 20 MiB measured; allow 32 MiB of growth (docs/memory.md documents the bound).
     let grown_mib = after_kib.saturating_sub(before_kib) / 1024;
     eprintln!("RSS grew {grown_mib} MiB for {distinct} distinct stacks ({kept} kept)");
     assert!(grown_mib < 32, "RSS grew {grown_mib} MiB");

@@ -1,4 +1,5 @@
-//! The tick source: a cheap monotonic counter and its calibrated rate.
+//! The tick source: a cheap counter and its calibrated rate. Not monotonic
+//! across CPUs: subtract two ticks only with [`elapsed`].
 //!
 //! On x86_64 the time-stamp counter is used when CPUID reports it invariant
 //! (what `/proc/cpuinfo` shows as `constant_tsc` and `nonstop_tsc`); on aarch64 the virtual counter
@@ -114,7 +115,11 @@ fn hardware_ticks() -> u64 {
     unreachable!("no hardware counter on this target")
 }
 
-/// The current tick. Cheap (a few nanoseconds) and monotonic; never 0.
+/// The current tick. Cheap (one counter read, no system call); never 0.
+///
+/// Not monotonic: a tick read later, on another CPU, can be smaller (see
+/// [`elapsed`]), so two ticks are only ever subtracted through [`elapsed`]
+/// or its truncated forms.
 #[inline]
 pub fn now() -> u64 {
     match source() {
@@ -128,8 +133,9 @@ pub fn now() -> u64 {
 ///
 /// Ticks read on different CPUs are not ordered: `rdtsc` is not serialising
 /// and (virtual) CPUs' counters differ by a few ticks, so a tick read later,
-/// on another CPU, is often a little smaller (18–32% of cross-CPU ordered
-/// pairs on a 2-vCPU VM). A negative difference is such skew, never a
+/// on another CPU, can be a little smaller (`cargo bench --bench
+/// clock_order` counts how often; its figures are in `docs/profiles.md`,
+/// The clock). A negative difference is such skew, never a
 /// duration: it counts as 0, as Go's `blockevent` and `mutexevent` clamp
 /// `cycles < 0`. The error this leaves is bounded by the skew itself.
 #[inline]

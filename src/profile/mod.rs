@@ -441,7 +441,7 @@ pub(crate) fn register_blocking(
 /// the process walks frame pointers (~90 ns at 30 frames, under 1% of a
 /// park/unpark hand-off); without frame pointers the DWARF unwinder would
 /// cost ~4 µs, a fifth of the hand-off, so the wait is registered without
-/// a stack (see `benches/waiting.rs` and the README). The thread's name is
+/// a stack (see `benches/waiting.rs` and `docs/performance.md`). The thread's name is
 /// read (once) only if `may_allocate`.
 #[inline(always)]
 fn register_waiting(
@@ -1124,7 +1124,7 @@ pub const MAX_WAITING_THREADS: usize = waiting::MAX_THREADS;
 
 /// Turns the waiting view ([`waiting()`]) on or off. On by default (unless
 /// `SYNCPROF_WAITING=0` at start-up): registering a wait costs a fraction
-/// of the park it precedes (see the README's figures). Off, waits are not
+/// of the park it precedes (`docs/performance.md` has the figures). Off, waits are not
 /// registered and the view is empty; waits already registered are removed
 /// when they end.
 ///
@@ -1209,7 +1209,7 @@ impl Holder {
     /// Return addresses of the stack where it took the lock, leaf first
     /// (the public `lock`/`write` call or the user's frame that inlined
     /// it); empty when the process walks no frame pointers (an acquisition
-    /// never runs the DWARF unwinder: see the README) or acquisition stacks
+    /// never runs the DWARF unwinder: see `docs/performance.md`) or acquisition stacks
     /// are off (`syncprof::deadlock::set_acquisition_stacks`).
     pub fn acquired_at(&self) -> &[usize] {
         &self.acquired_at

@@ -1,6 +1,7 @@
 //! What a waiter tells its unlocker, and what the unlocker charges: the
 //! queued-at tick in the `ParkToken`, the lock's `charged_until`, Go's
-//! N-waiter delay rule (design.md section 4) and the fairness bound.
+//! N-waiter delay rule (`docs/profiles.md`, The mutex profile) and the
+//! fairness bound.
 
 use super::shim::profile;
 use super::shim::{
@@ -380,8 +381,11 @@ impl Charge {
     }
 }
 
-/// Go's rule (>= 1.22), exact for every N: the head's wait plus N waiters
-/// still queued, estimated as the mean of the head's and the tail's waits.
+/// Go's rule (>= 1.22): the head's wait plus the N waiters still queued,
+/// each estimated as the mean of the head's and the tail's waits. An
+/// estimate, by the same formula for every N (without Go's quirks: it
+/// charges the tail as 0 when exactly two wait, and a lone promoted waiter
+/// keeps N = 1).
 #[inline]
 pub(crate) fn delay(head_wait: u64, tail_wait: u64, queued: u64) -> u64 {
     let spread = (u128::from(head_wait) + u128::from(tail_wait)) * u128::from(queued) / 2;

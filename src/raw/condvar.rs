@@ -10,8 +10,8 @@
 //! are ~20 µs each. The parking_lot face does not spin (its contract has no
 //! spurious wake-ups).
 //!
-//! The block profile still sees two events per wait, as design.md section 3
-//! asks: the condvar wait, up to the notification, and the wait for the
+//! The block profile still sees two events per wait, as Go's does
+//! (`docs/profiles.md`, The block profile): the condvar wait, up to the notification, and the wait for the
 //! mutex, from the notification until the waiter holds it. A waiter parks
 //! with a token that points to a [`RequeueCell`] on its stack; a notifier
 //! that moves it stamps the cell with the tick (when profiling is on), and

@@ -20,15 +20,16 @@ use crate::raw::mutex::RawMutex;
 ///   the block profile ([`crate::profile::block`]), on the waiter's stack,
 ///   with its whole wait. An unlock that wakes a waiter is one event in the
 ///   mutex profile ([`crate::profile::mutex`]), on the unlocker's stack,
-///   charged with the delay its critical section caused to every waiter
-///   (design.md section 4). Both carry the labels `kind=mutex` and
-///   `lock=<file:line:col of Mutex::new>`. Nothing is recorded unless
+///   charged with the delay its critical section caused to every waiter (Go
+///   ≥ 1.22's rule; `docs/profiles.md` in the repository has the exact
+///   semantics). Both carry the labels `kind=mutex` and
+///   `lock=<file:line of Mutex::new>`. Nothing is recorded unless
 ///   [`set_block_rate`](crate::set_block_rate) or
 ///   [`set_mutex_fraction`](crate::set_mutex_fraction) turned it on.
-/// - **It is parking_lot's mutex underneath**: uncontended lock and unlock
-///   are one atomic instruction each; waiters park in a global queue; a
-///   waiter that has waited ~0.5 ms gets the lock handed over, so no thread
-///   starves. 16 bytes for a `Mutex<()>` (the creation site is 8 of them).
+/// - **It is parking_lot's algorithm underneath**, on `parking_lot_core`:
+///   uncontended lock and unlock are one atomic instruction each; waiters
+///   park in a global queue; a waiter that has waited ~0.5 ms gets the lock
+///   handed over, so no thread starves. 16 bytes for a `Mutex<()>` (the creation site is 8 of them).
 /// - [`new`](Self::new) is `#[track_caller]`: the location of the call is the
 ///   lock's label. Create locks where their name makes sense (a `static`, a
 ///   constructor); a lock created inside a generic helper is labelled with

@@ -372,7 +372,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     /// to this call in the mutex profile, kind `rwlock_write`).
     ///
     /// Not supported inside a `#[global_allocator]` that itself uses the
-    /// lock (see the README's Hardening section).
+    /// lock (see `docs/testing.md`, Inside a global allocator).
     ///
     /// # Examples
     ///

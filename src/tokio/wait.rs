@@ -4,7 +4,7 @@
 //! cancelled wait): [`recorded!`] for the methods, [`Waited`] for a named
 //! future type; and [`WaitQueue`], the bookkeeping of the queued waiters
 //! (queued-at ticks, oldest first) that lets a release charge the mutex
-//! profile by Go >= 1.22's rule (design.md section 4).
+//! profile by Go >= 1.22's rule (`docs/profiles.md`, The mutex profile).
 //!
 //! Uncontended, a method's future costs tokio's and a test: its `poll` is
 //! inlined into the awaiting `async fn` (an `async fn` of ours would be one
