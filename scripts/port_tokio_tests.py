@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 FILES = ["sync_mutex", "sync_mutex_owned", "sync_rwlock", "sync_semaphore",
-         "sync_semaphore_owned", "sync_notify", "sync_barrier", "sync_mpsc"]
+         "sync_semaphore_owned", "sync_notify", "sync_notify_owned", "sync_barrier",
+         "sync_mpsc"]
 # Tests that exercise tokio internals syncprof::tokio does not reproduce;
 # each is listed with the reason, and skipped for syncprof only.
 SKIP = {}

@@ -265,6 +265,9 @@
 //!
 //! Unstable items (`Exclusive`, `mpmc`, `ReentrantLock`, `Mapped*Guard`,
 //! `nonpoison`, `poison`, `oneshot`, `UniqueArc`) are not re-exported.
+//! `tests/api_coverage.rs` reads the `std::sync` source of the toolchain in
+//! use and fails on a stable item missing here (and reads tokio's `sync` for
+//! `syncprof::tokio`).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]

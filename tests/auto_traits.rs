@@ -154,6 +154,32 @@ fn every_type_has_std_s_auto_traits() {
     );
 }
 
+/// `syncprof::tokio`'s notify futures against tokio's: the owned one is
+/// `Send` and `'static` (it is spawned), neither is `Unpin`.
+#[cfg(feature = "tokio")]
+#[test]
+fn notify_futures_have_tokio_s_auto_traits() {
+    let mut diffs = Vec::new();
+    compare!(diffs, tokio::sync::Notify, syncprof::tokio::Notify);
+    compare!(
+        diffs,
+        tokio::sync::futures::Notified<'static>,
+        syncprof::tokio::futures::Notified<'static>
+    );
+    compare!(
+        diffs,
+        tokio::sync::futures::OwnedNotified,
+        syncprof::tokio::futures::OwnedNotified
+    );
+    assert!(
+        diffs.is_empty(),
+        "auto traits differ from tokio's:\n{}",
+        diffs.join("\n")
+    );
+    fn spawnable<F: std::future::Future + Send + 'static>() {}
+    spawnable::<syncprof::tokio::futures::OwnedNotified>();
+}
+
 // The same facts, spelled out, as compile-time checks: these fail the build.
 assert_not_impl_any!(syncprof::MutexGuard<'static, i32>: Send);
 assert_not_impl_any!(syncprof::RwLockReadGuard<'static, i32>: Send);

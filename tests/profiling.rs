@@ -323,6 +323,48 @@ fn timed_condvar_waiter(pair: &(Mutex<bool>, Condvar)) -> Duration {
     start.elapsed()
 }
 
+#[inline(never)]
+#[allow(deprecated)]
+fn timed_ms_condvar_waiter(pair: &(Mutex<bool>, Condvar)) -> Duration {
+    let (m, c) = pair;
+    let guard = m.lock().unwrap();
+    let start = Instant::now();
+    let (_guard, notified) = c.wait_timeout_ms(guard, 50).unwrap();
+    assert!(!notified);
+    start.elapsed()
+}
+
+/// std's deprecated `wait_timeout_ms` is recorded as `wait_timeout` is: one
+/// condvar event for the time it waited, its leaf a public `Condvar` method
+/// (`wait_timeout`, which it calls), the caller's frame on the stack.
+#[test]
+fn wait_timeout_ms_is_recorded_like_wait_timeout() {
+    let _rates = Rates::on();
+    let block0 = profile::block();
+    let (pair, site) = new_condvar_pair();
+    let waited = timed_ms_condvar_waiter(&pair).as_secs_f64();
+    let blocks = profile::block().delta(&block0);
+    let blocks = mine(&blocks, site);
+    assert_eq!(blocks.len(), 1, "{blocks:#?}");
+    let record = blocks[0];
+    assert_eq!(record.event_kind(), Some(EventKind::Condvar));
+    assert_eq!(record.count(), 1.0);
+    check_stack(record);
+    let frames = frames(record);
+    assert!(
+        frames[0]
+            .iter()
+            .any(|n| n.contains("Condvar::wait_timeout")),
+        "{frames:#?}"
+    );
+    assert!(
+        stack_mentions(record, "timed_ms_condvar_waiter"),
+        "{frames:#?}"
+    );
+    let ratio = total_secs(&blocks) / waited;
+    assert!((0.8..=1.3).contains(&ratio), "recorded {ratio} of the wait");
+}
+
 #[test]
 fn every_kind_is_recorded_on_a_public_leaf() {
     let _rates = Rates::on();

@@ -336,6 +336,103 @@ fn a_cooperative_yield_is_not_a_wait() {
     ratio_in("wait / 50 ms", total_secs(&blocks) / 0.05, 0.5..=1.5);
 }
 
+// --------------------------------------------------------------- notify
+
+#[track_caller]
+fn new_notify() -> (Arc<syncprof::tokio::Notify>, Site) {
+    (Arc::new(syncprof::tokio::Notify::new()), Location::caller())
+}
+
+#[inline(never)]
+async fn wait_borrowed(notify: Arc<syncprof::tokio::Notify>) -> Duration {
+    let start = Instant::now();
+    notify.notified().await;
+    std::hint::black_box(start.elapsed())
+}
+
+#[inline(never)]
+async fn wait_owned(notified: syncprof::tokio::futures::OwnedNotified) -> Duration {
+    let start = Instant::now();
+    notified.await;
+    std::hint::black_box(start.elapsed())
+}
+
+#[inline(never)]
+async fn give_up_owned(notified: syncprof::tokio::futures::OwnedNotified, patience: Duration) {
+    let result = tokio::time::timeout(patience, notified).await;
+    assert!(result.is_err(), "nobody notifies in time");
+    std::hint::black_box(());
+}
+
+/// A `notified().await` and a `notified_owned().await` that wait are one
+/// `notify` event each, on the awaiting task's stack with the future's
+/// `poll` as the leaf, for the time they waited; an owned one dropped while
+/// waiting is recorded as cancelled. Notifying charges nobody.
+#[test]
+fn notified_and_owned_notified_waits_are_recorded() {
+    let _rates = Rates::on();
+    let (block0, mutex0) = (profile::block(), profile::mutex());
+    let (notify, site) = new_notify();
+    let waited = runtime().block_on(async {
+        let borrowed = tokio::spawn(wait_borrowed(Arc::clone(&notify)));
+        let owned = tokio::spawn(wait_owned(Arc::clone(&notify).notified_owned()));
+        tokio::spawn(give_up_owned(
+            Arc::clone(&notify).notified_owned(),
+            Duration::from_millis(20),
+        ))
+        .await
+        .unwrap();
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        notify.notify_waiters();
+        borrowed.await.unwrap().as_secs_f64() + owned.await.unwrap().as_secs_f64()
+    });
+    assert_eq!(
+        Arc::strong_count(&notify),
+        1,
+        "the owned futures gave their Arcs back"
+    );
+    let blocks = profile::block().delta(&block0);
+    let blocks = mine(&blocks, site);
+    assert_eq!(blocks.len(), 3, "{blocks:#?}");
+    let find = |user: &str| {
+        let found: Vec<_> = blocks.iter().filter(|r| mentions(r, user)).collect();
+        assert_eq!(found.len(), 1, "{user}: {blocks:#?}");
+        *found[0]
+    };
+    for (user, future) in [
+        ("wait_borrowed", "Notified"),
+        ("wait_owned", "OwnedNotified"),
+        ("give_up_owned", "OwnedNotified"),
+    ] {
+        let record = find(user);
+        assert_eq!(record.event_kind(), Some(EventKind::Notify));
+        assert_eq!(record.count(), 1.0);
+        assert_eq!(record.is_cancelled(), user == "give_up_owned", "{user}");
+        let leaf = frames(record);
+        assert!(
+            leaf[0].contains("syncprof::tokio::notify")
+                && leaf[0].contains(&format!("{future} as core::future::future::Future"))
+                && leaf[0].contains("poll"),
+            "{user}: {leaf:#?}"
+        );
+        assert!(
+            !leaf.iter().any(|f| f.contains("syncprof::profile")),
+            "{leaf:#?}"
+        );
+    }
+    let completed = [find("wait_borrowed"), find("wait_owned")];
+    ratio_in(
+        "notify delays / measured waits",
+        completed
+            .iter()
+            .map(|r| r.delay().as_secs_f64())
+            .sum::<f64>()
+            / waited,
+        0.8..=1.2,
+    );
+    assert!(mine(&profile::mutex().delta(&mutex0), site).is_empty());
+}
+
 // -------------------------------------------------------------- channel
 
 #[inline(never)]

@@ -247,6 +247,51 @@ impl Condvar {
         }
     }
 
+    /// As [`wait_timeout`](Self::wait_timeout) with a timeout of `ms`
+    /// milliseconds, but the `bool` says whether the wait was **not** timed
+    /// out (std's deprecated form, kept so that code calling it compiles
+    /// unchanged). Recorded as `wait_timeout` is.
+    ///
+    /// # Errors
+    ///
+    /// As [`wait_timeout`](Self::wait_timeout).
+    ///
+    /// # Panics
+    ///
+    /// As [`wait`](Self::wait).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncprof::{Condvar, Mutex};
+    ///
+    /// let (lock, cvar) = (Mutex::new(()), Condvar::new());
+    /// #[allow(deprecated)]
+    /// let (_guard, notified) = cvar.wait_timeout_ms(lock.lock().unwrap(), 10).unwrap();
+    /// assert!(!notified); // nobody notified: the time ran out
+    /// ```
+    #[deprecated(
+        since = "1.6.0",
+        note = "replaced by `std::sync::Condvar::wait_timeout`"
+    )]
+    #[inline]
+    pub fn wait_timeout_ms<'a, T: ?Sized>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        ms: u32,
+    ) -> LockResult<(MutexGuard<'a, T>, bool)> {
+        // The profiles' leaf is `wait_timeout` (which keeps its frame, or,
+        // inlined here, its inlined frame), this method its caller.
+        let result = self.wait_timeout(guard, Duration::from_millis(u64::from(ms)));
+        let notified = |(guard, timeout): (MutexGuard<'a, T>, WaitTimeoutResult)| {
+            (guard, !timeout.timed_out())
+        };
+        match result {
+            Ok(pair) => Ok(notified(pair)),
+            Err(poisoned) => Err(PoisonError::new(notified(poisoned.into_inner()))),
+        }
+    }
+
     /// Waits while `condition` returns `true`, for about `dur` in all.
     ///
     /// The result says whether the time ran out with the condition still

@@ -44,7 +44,7 @@ mod wait;
 
 pub use barrier::Barrier;
 pub use mutex::{MappedMutexGuard, Mutex, MutexGuard, OwnedMappedMutexGuard, OwnedMutexGuard};
-pub use notify::{Notified, Notify};
+pub use notify::{Notified, Notify, OwnedNotified};
 pub use rwlock::{
     OwnedRwLockMappedWriteGuard, OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock,
     RwLockMappedWriteGuard, RwLockReadGuard, RwLockWriteGuard,
@@ -56,7 +56,7 @@ pub use tokio::sync::{
     TryLockError, broadcast, oneshot, watch,
 };
 
-/// The futures of [`Notify`].
+/// The futures of [`Notify`], as in `tokio::sync::futures`.
 pub mod futures {
-    pub use super::notify::Notified;
+    pub use super::notify::{Notified, OwnedNotified};
 }

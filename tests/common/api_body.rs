@@ -231,6 +231,46 @@ fn condvar_wait_reports_poison() {
     assert!(c.wait_timeout(m.lock().unwrap_err().into_inner(), Duration::from_millis(1)).is_err());
 }
 
+/// std's deprecated `wait_timeout_ms`: its `bool` is `true` when the wait
+/// did *not* time out; a poisoned mutex gives the pair back in the error.
+#[test]
+#[allow(deprecated)]
+fn wait_timeout_ms_says_whether_it_was_notified() {
+    let pair = Arc::new((Mutex::new(false), Condvar::new()));
+    let (m, c) = &*pair;
+    let start = Instant::now();
+    let (g, notified) = c.wait_timeout_ms(m.lock().unwrap(), 20).unwrap();
+    assert!(!notified && !*g);
+    assert!(start.elapsed() >= Duration::from_millis(20));
+
+    // Spawned while we hold the lock: it can only set the flag once we wait.
+    let p = Arc::clone(&pair);
+    let t = thread::spawn(move || {
+        let (m, c) = &*p;
+        *m.lock().unwrap() = true;
+        c.notify_one();
+    });
+    let mut g = g;
+    let mut notified = false;
+    while !*g {
+        (g, notified) = c.wait_timeout_ms(g, 5_000).unwrap();
+    }
+    assert!(notified, "the last wait ended with the notification");
+    drop(g);
+    t.join().unwrap();
+
+    let p = Arc::clone(&pair);
+    assert!(thread::spawn(move || {
+        let _g = p.0.lock().unwrap();
+        panic!("poisoning on purpose");
+    })
+    .join()
+    .is_err());
+    let poisoned = c.wait_timeout_ms(m.lock().unwrap_err().into_inner(), 1);
+    let (g, notified) = poisoned.expect_err("the mutex is poisoned").into_inner();
+    assert!(!notified && *g);
+}
+
 #[test]
 fn barrier_of_five_has_one_leader_per_round() {
     const N: usize = 5;
