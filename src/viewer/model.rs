@@ -255,10 +255,11 @@ fn is_internal(name: &str) -> bool {
     if name == "syncprof::truncated" || name == "syncprof::overflow" {
         return false;
     }
-    const PREFIXES: [&str; 9] = [
+    const PREFIXES: [&str; 10] = [
         "syncprof::",
         "<syncprof::",
         "core::ptr::drop_in_place",
+        "core::mem::drop",
         "lock_api::",
         "<lock_api::",
         "sync.(*",

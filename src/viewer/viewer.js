@@ -35,7 +35,16 @@
   let rects = null; // the flame graph's drawn frames, for hit tests
   let timer = null;
   let renders = 0;
-  window.syncprof = { mode: mode, ready: false, firstRenderMs: null, renders: 0, errors: [] };
+  // What the page did, for people and for the browser test: render times,
+  // errors, blocked loads, and the names of the frames drawn.
+  window.syncprof = {
+    mode: mode, ready: false, firstRenderMs: null, renders: 0, errors: [], violations: [],
+    drawn: () => (rects ? rects.ns.map((node) => nameOf(rects.view, node)[1]) : []),
+  };
+  document.addEventListener("securitypolicyviolation", (e) => {
+    window.syncprof.violations.push(e.blockedURI + " (" + e.violatedDirective + ")");
+    fail("blocked a load outside the page's policy: " + e.blockedURI);
+  });
 
   function fail(message) {
     const status = $("status");
@@ -184,16 +193,17 @@
       }
       return cols;
     }
-    cols.push({ id: "flat", title: "flat " + name, get: (r) => r.flat[0][v], unit: unit });
+    const short = (t) => (t === "contentions" ? "count" : t);
+    cols.push({ id: "flat", title: "flat " + short(name), get: (r) => r.flat[0][v], unit: unit });
     cols.push({ id: "flatpct", title: "flat%", get: (r) => r.flat[0][v], pct: true });
     if (state.by === "function") {
-      cols.push({ id: "cum", title: "cum " + name, get: (r) => r.cum[0][v], unit: unit });
+      cols.push({ id: "cum", title: "cum " + short(name), get: (r) => r.cum[0][v], unit: unit });
       cols.push({ id: "cumpct", title: "cum%", get: (r) => r.cum[0][v], pct: true });
     }
     view.sample_types.forEach(([tname, tunit], other) => {
       if (other === v) return;
-      cols.push({ id: "flat" + other, title: "flat " + tname, get: (r) => r.flat[0][other], unit: tunit });
-      if (state.by === "function") cols.push({ id: "cum" + other, title: "cum " + tname, get: (r) => r.cum[0][other], unit: tunit });
+      cols.push({ id: "flat" + other, title: "flat " + short(tname), get: (r) => r.flat[0][other], unit: tunit });
+      if (state.by === "function") cols.push({ id: "cum" + other, title: "cum " + short(tname), get: (r) => r.cum[0][other], unit: tunit });
     });
     return cols;
   }
@@ -601,7 +611,7 @@
       tr.appendChild(el("td", w.kind));
       tr.appendChild(el("td", w.lock));
       tr.appendChild(el("td", w.holder || (w.kind ? "unknown" : "")));
-      const user = w.stack.filter((f) => !/^<?(syncprof|lock_api|core::ptr::drop_in_place)/.test(f[1]));
+      const user = w.stack.filter((f) => !/^<?(syncprof|lock_api|core::ptr::drop_in_place|core::mem::drop)/.test(f[1]));
       const where = el("td", (user.length ? user : w.stack).slice(0, 3).map((f) => f[0]).join(" \u2039 "));
       where.title = w.stack.map((f) => f[1] + (f[2] ? "  " + f[2] : "")).join("\n");
       tr.appendChild(where);
