@@ -366,8 +366,8 @@ fn diff(old: &Path, new: &Path, args: &ViewArgs) -> Result<(), String> {
         )?;
         writeln!(
             out,
-            "{:>10} {:>10} {:>11} {:>11}  {}",
-            "old flat", "new flat", "flat delta", "cum delta", "name"
+            "{:>10} {:>10} {:>11} {:>11}  name",
+            "old flat", "new flat", "flat delta", "cum delta"
         )?;
         for row in &rows[..shown] {
             writeln!(

@@ -267,10 +267,7 @@ fn data(query: &Query) -> Reply {
         Ok(parsed) => parsed,
         Err(reply) => return reply,
     };
-    let options = ViewOptions {
-        internal,
-        ..Default::default()
-    };
+    let options = ViewOptions { internal };
     let name = kind.name();
     let mut note = String::new();
     let (new, base) = match (compare, seconds) {
