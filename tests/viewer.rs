@@ -339,3 +339,90 @@ proptest! {
         }
     }
 }
+
+/// Every hostile or malformed query on the viewer's routes gets a 4xx with
+/// a reason; the good ones get the page, its assets and its data.
+#[cfg(feature = "http")]
+#[test]
+fn the_viewer_routes_answer_hostile_queries_with_4xx() {
+    let server = syncprof::http::serve("127.0.0.1:0").unwrap();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(60)))
+        .build()
+        .into();
+    let url = |path: &str| format!("http://{}{path}", server.local_addr());
+    let get = |path: &str| -> (u16, String, Option<String>) {
+        let mut r = agent.get(&url(path)).call().unwrap();
+        let csp = r
+            .headers()
+            .get("content-security-policy")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = r
+            .body_mut()
+            .with_config()
+            .limit(64 << 20)
+            .read_to_string()
+            .unwrap_or_default();
+        (r.status().as_u16(), body, csp)
+    };
+    let long = "x".repeat(10_000);
+    for (path, want) in [
+        ("/debug/pprof/ui?profile=heap", 400),
+        ("/debug/pprof/ui?x=1", 400),
+        ("/debug/pprof/ui/data?profile=%00", 400),
+        ("/debug/pprof/ui/data?seconds=-1", 400),
+        ("/debug/pprof/ui/data?seconds=3601", 400),
+        ("/debug/pprof/ui/data?seconds=1e3", 400),
+        ("/debug/pprof/ui/data?compare=pin:", 400),
+        (
+            "/debug/pprof/ui/data?compare=pin:99999999999999999999999",
+            400,
+        ),
+        ("/debug/pprof/ui/data?compare=pin:424242", 404),
+        ("/debug/pprof/ui/data?compare=previous", 400),
+        ("/debug/pprof/ui/data?compare=pin:1&seconds=5", 400),
+        ("/debug/pprof/ui/data?internal=yes", 400),
+        (&format!("/debug/pprof/ui/data?{long}=1"), 400),
+        (&format!("/debug/pprof/ui/data?profile={long}"), 400),
+        ("/debug/pprof/ui/data?x=%zz", 400),
+        ("/debug/pprof/ui/waiting?debug=1", 400),
+        ("/debug/pprof/ui/nothing", 404),
+        ("/debug/pprof/ui/../mutex", 404),
+        ("/debug/pprof/mutex?format=svg", 400),
+        ("/debug/pprof/mutex?format=html&debug=1", 400),
+        ("/debug/pprof/ui/pin", 405),
+    ] {
+        let (status, body, _) = get(path);
+        assert_eq!(status, want, "{}: {body}", &path[..path.len().min(120)]);
+        assert!(body.len() < 1000, "a short reason: {body}");
+    }
+    let (status, body, csp) = get("/debug/pprof/ui");
+    assert_eq!((status, csp.as_deref()), (200, Some("default-src 'self'")));
+    assert!(body.contains("/debug/pprof/ui/viewer.js") && !body.contains("<script>"));
+    for asset in ["viewer.js", "viewer.css", "favicon.svg"] {
+        assert_eq!(get(&format!("/debug/pprof/ui/{asset}")).0, 200);
+    }
+    let (status, body, _) =
+        get("/debug/pprof/ui/data?profile=block&seconds=10&compare=previous&internal=1");
+    assert_eq!(status, 200, "{body}");
+    let data: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(data["view"]["diff"], true);
+    let (status, body, _) = get("/debug/pprof/ui/waiting");
+    assert_eq!(status, 200);
+    serde_json::from_str::<serde_json::Value>(&body).unwrap();
+    let (status, body, csp) = get("/debug/pprof/mutex?format=html");
+    assert_eq!(status, 200);
+    assert!(body.starts_with("<!DOCTYPE html>"));
+    assert!(csp.unwrap().starts_with("default-src 'none'"));
+    let mut pin = agent
+        .post(&url("/debug/pprof/ui/pin"))
+        .send_empty()
+        .unwrap();
+    let pin: serde_json::Value =
+        serde_json::from_str(&pin.body_mut().read_to_string().unwrap()).unwrap();
+    let (status, body, _) = get(&format!("/debug/pprof/ui/data?compare=pin:{}", pin["id"]));
+    assert_eq!(status, 200, "{body}");
+    server.shutdown();
+}
