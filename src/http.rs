@@ -16,6 +16,11 @@
 //! | `GET /metrics` (feature `metrics`) | the [`crate::metrics`] in OpenMetrics text, for Prometheus |
 //! | `GET /debug/pprof/waiting` | gzipped pprof of the threads waiting now (`waiting/count`, `delay/nanoseconds` so far; labels `kind`, `lock`, `thread`, `holder`); `?debug=1` a thread dump, longest wait first (see [`crate::profile::waiting()`]) |
 //! | `GET /debug/pprof/deadlocks` | the deadlock cycles found now, as text (feature `owner-tracking`; without it 404, saying so) |
+//! | `…?format=html` (block, mutex) | the viewer as one self-contained HTML file of the profile (see [`crate::viewer`]) |
+//! | `GET /debug/pprof/ui` | the contention viewer's page (`Content-Security-Policy: default-src 'self'`), with `ui/viewer.js`, `ui/viewer.css`, `ui/favicon.svg` |
+//! | `GET /debug/pprof/ui/data?profile=mutex\|block&seconds=N&compare=previous\|pin:ID&internal=1` | the page's data: the view model as JSON, since start or over the last N seconds (N at most [`MAX_SECONDS`]), or the diff against the previous N seconds or a pinned baseline |
+//! | `POST /debug/pprof/ui/pin` | pins both profiles now as a baseline (`{"id":N,…}`; the last 8 are kept) |
+//! | `GET /debug/pprof/ui/waiting` | the threads waiting now as the page's JSON |
 //! | `GET /debug/pprof/settings` | `block_rate=…` and `mutex_fraction=…`, one per line |
 //! | `POST /debug/pprof/settings?block_rate=…&mutex_fraction=…` | changes either or both (not in Go) |
 //!
@@ -62,6 +67,8 @@ use std::time::{Duration, Instant};
 use tiny_http::{Header, Method, Request, Response, StatusCode};
 
 use crate::profile::{self, Profile, ProfileKind};
+
+mod ui;
 
 /// Most requests handled at once; more get 503 until one finishes.
 pub const MAX_IN_FLIGHT: usize = 64;
@@ -351,6 +358,9 @@ fn route(request: &Request, stop: &Stop) -> Reply {
             Method::Get | Method::Head => serve_metrics(),
             _ => allow("GET, HEAD"),
         },
+        _ if path == "/debug/pprof/ui" || path.starts_with("/debug/pprof/ui/") => {
+            ui::route(path, method, &query)
+        }
         "/debug/pprof/settings" => match method {
             Method::Get | Method::Head => settings_reply(200),
             Method::Post => change_settings(&query),
@@ -415,6 +425,13 @@ fn serve_profile(kind: ProfileKind, query: &Query, stop: &Stop) -> Reply {
         Some(Ok(debug)) => debug,
         Some(Err(_)) => return text(400, r#"invalid value for "debug" - must be an integer"#),
     };
+    let html = match ui::wants_html(query) {
+        Ok(html) => html,
+        Err(reply) => return reply,
+    };
+    if html && debug != 0 {
+        return text(400, "format and debug params are incompatible");
+    }
     if let Some(seconds) = param(query, "seconds") {
         let seconds = match seconds.parse::<u64>() {
             Ok(s) if s > 0 => s,
@@ -439,7 +456,13 @@ fn serve_profile(kind: ProfileKind, query: &Query, stop: &Stop) -> Reply {
             return text(503, "server shutting down");
         }
         let delta = snapshot(kind).delta(&earlier);
+        if html {
+            return ui::html_reply(&delta, &format!("{name}-delta"));
+        }
         return pprof_reply_with(&delta, &format!("{name}-delta"), symbolized(query));
+    }
+    if html {
+        return ui::html_reply(&snapshot(kind), name);
     }
     profile_reply(&snapshot(kind), name, debug, query)
 }
@@ -566,6 +589,7 @@ fn index() -> Reply {
          <h1>/debug/pprof/</h1>\n<p>Profiles recorded by syncprof:</p>\n<table>\n\
          <tr><th>profile</th><th>setting</th><th>what it shows</th></tr>\n{}{}{}{}</table>\n\
          <p><a href=\"settings\">settings</a>: <code>POST /debug/pprof/settings?block_rate=NS&amp;mutex_fraction=N</code> changes them.</p>\n\
+         <p><a href=\"ui\">Open the viewer</a>: top tables, flame graphs, label filters, windows and diffs, who waits now (no Go needed).</p>\n\
          <p>Full profiles: <code>go tool pprof http://HOST/debug/pprof/mutex?seconds=5</code></p>\n\
          </body></html>\n",
         row(

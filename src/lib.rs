@@ -279,6 +279,8 @@ pub mod profile;
 pub mod sync;
 
 pub mod labels;
+#[cfg(not(loom))]
+pub mod viewer;
 
 // Not under loom: `lock_api`'s raw locks need `const INIT`, which loom's
 // atomics cannot build (the models drive the raw locks through `__loom`).

@@ -27,7 +27,7 @@ pub(crate) mod env;
 pub(crate) mod memo;
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;
-mod pprof;
+pub(crate) mod pprof;
 pub(crate) mod rate;
 pub(crate) mod stack;
 mod stripes;
