@@ -2,6 +2,7 @@
 //! (`record_block_cycles`, `record_mutex`) from known functions, plus
 //! synthetic profiles; the interop tests run `go tool pprof` on the output.
 
+use core::panic::Location;
 use std::time::{Duration, SystemTime};
 
 use super::pprof::{decode, pb};
