@@ -3,15 +3,17 @@
 
 use core::cell::Cell;
 
+#[cfg(feature = "metrics")]
+use super::metrics;
+#[cfg(feature = "metrics")]
+use super::recording::metrics_series;
+use super::recording::{register_waiting, thread_blocking_flags};
 #[cfg(doc)]
 use super::set_waiting;
 use super::{
     EventKind, Flags, LockSite, ProfileKind, Recording, StackMark, clock, labels, memo, rate,
     stack, table, waiting,
 };
-#[cfg(feature = "metrics")]
-use super::{metrics, metrics_series};
-use super::{register_waiting, thread_blocking_flags};
 
 /// A blocking wait in progress whose stack was captured before the thread
 /// parked: finishing it costs a clock read, a sampling draw and two atomic
