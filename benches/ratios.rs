@@ -25,6 +25,9 @@ mod handoffs;
 use handoffs::{
     flow_sp, flow_std, ping_pong_pl, ping_pong_sp, ping_pong_std, queue_pl, queue_sp, queue_std,
 };
+#[path = "ratios/writer_progress.rs"]
+mod writer_progress;
+use writer_progress::writer_progress_table;
 
 /// Rounds per comparison (each variant once per round, interleaved). 41 by
 /// default: at 15 (the old default) a lock row at parity read 0.938–1.036
@@ -510,82 +513,6 @@ impl Matrix {
         self.against_best
             .push((name.into(), paired(&s[2], &best), paired(&s[3], &best)));
         s
-    }
-}
-
-/// Writer progress under a continuous flood of 16 readers: the median and
-/// longest of 200 writes.
-fn writer_progress<R: Sync>(lock: &R, read: fn(&R), write: fn(&R)) -> (Duration, Duration) {
-    let stop = AtomicBool::new(false);
-    let mut waits = Vec::with_capacity(200);
-    std::thread::scope(|s| {
-        for _ in 0..16 {
-            s.spawn(|| {
-                while !stop.load(Ordering::Relaxed) {
-                    read(lock);
-                }
-            });
-        }
-        std::thread::sleep(Duration::from_millis(50));
-        for _ in 0..200 {
-            let t = Instant::now();
-            write(lock);
-            waits.push(t.elapsed());
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        stop.store(true, Ordering::Relaxed);
-    });
-    waits.sort();
-    (waits[waits.len() / 2], waits[waits.len() - 1])
-}
-
-/// The writer-progress lines for std, parking_lot and syncprof (also alone:
-/// `cargo bench --bench ratios -- --writer-progress`).
-fn writer_progress_table() {
-    {
-        Profiling::Off.apply();
-        let std_lock = std::sync::RwLock::new(0u64);
-        let pl_lock = parking_lot::RwLock::new(0u64);
-        let sp_lock = syncprof::RwLock::new(0u64);
-        let results = [
-            (
-                "std",
-                writer_progress(
-                    &std_lock,
-                    |l| {
-                        black_box(*l.read().unwrap() + work(50));
-                    },
-                    |l| *l.write().unwrap() += 1,
-                ),
-            ),
-            (
-                "parking_lot",
-                writer_progress(
-                    &pl_lock,
-                    |l| {
-                        black_box(*l.read() + work(50));
-                    },
-                    |l| *l.write() += 1,
-                ),
-            ),
-            (
-                "syncprof",
-                writer_progress(
-                    &sp_lock,
-                    |l| {
-                        black_box(*l.read().unwrap() + work(50));
-                    },
-                    |l| *l.write().unwrap() += 1,
-                ),
-            ),
-        ];
-        for (name, (median, worst)) in results {
-            println!(
-                "rwlock writer progress under 16 readers ({name}): median {:.3} ms, longest {:.2} ms of 200 writes",
-                median.as_secs_f64() * 1e3,
-                worst.as_secs_f64() * 1e3
-            );
-        }
     }
 }
 
