@@ -12,7 +12,6 @@
 //! compare the two builds' uncontended rows for their fast-path cost.
 
 use std::hint::black_box;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -28,8 +27,11 @@ use handoffs::{
 #[path = "ratios/writer_progress.rs"]
 mod writer_progress;
 use writer_progress::writer_progress_table;
+#[path = "ratios/go.rs"]
+mod go;
 #[path = "ratios/matrix.rs"]
 mod matrix;
+use go::{go_binary, go_ops};
 use matrix::{Matrix, interleaved, max_and_median, stats};
 
 /// Rounds per comparison (each variant once per round, interleaved). 41 by
@@ -293,35 +295,6 @@ fn recorded_event() -> f64 {
     let t = time(true) - time(false);
     Profiling::Off.apply();
     t
-}
-
-/// Builds Go's workload once; `None` when `go` is missing.
-fn go_binary() -> Option<std::path::PathBuf> {
-    let out = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/go-contention");
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/go/contention.go");
-    let status = Command::new("go")
-        .args(["build", "-o"])
-        .arg(&out)
-        .arg(src)
-        .status()
-        .ok()?;
-    status.success().then_some(out)
-}
-
-fn go_ops(binary: &std::path::Path, profile: &str, seconds: f64) -> Option<f64> {
-    let out = Command::new(binary)
-        .args([
-            "-profile",
-            profile,
-            "-workers",
-            "4",
-            "-duration",
-            &format!("{seconds}s"),
-        ])
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn main() {
