@@ -2,7 +2,8 @@
 //! the [`Matrix`] of rows that prints each workload's ratios.
 
 use super::harness::paired;
-use super::{Profiling, arg_after, only, rounds};
+use super::workloads::Profiling;
+use super::{arg_after, only, rounds};
 
 /// Min and median of a sample.
 pub(super) fn stats(mut xs: Vec<f64>) -> (f64, f64) {

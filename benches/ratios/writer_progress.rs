@@ -5,8 +5,8 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::Profiling;
 use super::harness::work;
+use super::workloads::Profiling;
 
 /// Writer progress under a continuous flood of 16 readers: the median and
 /// longest of 200 writes.
