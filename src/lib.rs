@@ -274,7 +274,7 @@
 #![warn(missing_docs)]
 
 // Under loom the raw locks call the shim's profiler stub, not these.
-#[cfg_attr(loom, allow(dead_code))]
+#[cfg_attr(loom, allow(dead_code, unused_imports))]
 pub mod profile;
 pub mod sync;
 

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use tiny_http::Response;
 
-use super::{MAX_SECONDS, Query, Reply, header, param, snapshot, text};
+use super::routes::{Query, param, snapshot};
+use super::{MAX_SECONDS, Reply, header, text};
 use crate::profile::{Profile, ProfileKind};
 use crate::viewer::{self, Page, Stacks, View, ViewOptions};
 

@@ -2,6 +2,7 @@
 //! (`record_block_cycles`, `record_mutex`) from known functions, plus
 //! synthetic profiles; the interop tests run `go tool pprof` on the output.
 
+use core::panic::Location;
 use std::time::{Duration, SystemTime};
 
 use super::pprof::{decode, pb};
@@ -529,10 +530,10 @@ fn folded_stacks_round_trip() {
         let chain = match profile.kind() {
             ProfileKind::Waiting => unreachable!("not exported here"),
             ProfileKind::Block => {
-                "export_tests::record_known_events;syncprof::profile::export_tests::export_test_waiter;syncprof::profile::record_block_cycles"
+                "export_tests::record_known_events;syncprof::profile::export_tests::export_test_waiter;syncprof::profile::recording::record_block_cycles"
             }
             ProfileKind::Mutex => {
-                "export_tests::export_test_holder;syncprof::profile::export_tests::export_test_inlined_unlock;syncprof::profile::record_mutex"
+                "export_tests::export_test_holder;syncprof::profile::export_tests::export_test_inlined_unlock;syncprof::profile::recording::record_mutex"
             }
         };
         assert!(folded.contains(chain), "{folded}");
