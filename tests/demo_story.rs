@@ -124,6 +124,13 @@ fn the_hot_lock_tops_both_profiles_and_every_kind_appears() {
 #[test]
 fn the_demo_prints_plain_lines_into_a_pipe() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("demo-output");
+    // A fresh directory: files an earlier run left there must not pass the
+    // checks below for this run's.
+    match std::fs::remove_dir_all(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => panic!("cannot clean {}: {e}", dir.display()),
+    }
     let out = std::process::Command::new(env!("CARGO"))
         .args([
             "run",
@@ -157,13 +164,27 @@ fn the_demo_prints_plain_lines_into_a_pipe() {
         stdout.contains("-tagfocus 'lock=^examples/demo/workload.rs:"),
         "{stdout}"
     );
-    for file in [
-        "block.pb.gz",
-        "mutex.pb.gz",
-        "block.txt",
-        "mutex.txt",
-        "mutex.folded",
-    ] {
-        assert!(dir.join(file).exists(), "{file} not written");
+    // Each file written by this run, and what it says it is: gzip (the
+    // pprof files), Go's debug=1 headers, folded stacks.
+    let read = |file: &str| {
+        std::fs::read(dir.join(file)).unwrap_or_else(|e| panic!("{file} not written: {e}"))
+    };
+    for file in ["block.pb.gz", "mutex.pb.gz"] {
+        assert!(read(file).starts_with(&[0x1f, 0x8b]), "{file} is not gzip");
     }
+    for (file, header) in [
+        ("block.txt", "--- contention:\n"),
+        ("mutex.txt", "--- mutex:\n"),
+    ] {
+        let text = String::from_utf8(read(file)).unwrap();
+        assert!(text.starts_with(header), "{file}: {text}");
+    }
+    let folded = String::from_utf8(read("mutex.folded")).unwrap();
+    assert!(
+        !folded.is_empty()
+            && folded.lines().all(|l| l
+                .rsplit_once(' ')
+                .is_some_and(|(stack, n)| !stack.is_empty() && n.parse::<u64>().is_ok())),
+        "mutex.folded: {folded}"
+    );
 }

@@ -4,18 +4,28 @@
 
 use syncprof::profile::{self, __private as internals};
 
-/// Resident set size of this process, in KiB, from /proc/self/status.
-fn rss_kib(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+/// A memory figure of this process, in KiB, from /proc/self/status
+/// (`VmRSS:`, the resident set size). Panics when it cannot be read: a
+/// bound checked against a figure that is not there would pass whatever
+/// the memory.
+fn rss_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_else(|e| panic!("cannot read /proc/self/status: {e}"));
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .unwrap_or_else(|| panic!("no {field} line in /proc/self/status"));
+    match line.split_whitespace().collect::<Vec<_>>()[..] {
+        [_, kib, "kB"] => kib.parse().unwrap_or_else(|e| panic!("{line:?}: {e}")),
+        _ => panic!("not a figure in kB: {line:?}"),
+    }
 }
 
 #[test]
 fn a_million_distinct_stacks_stay_bounded_and_exact() {
     assert_eq!(profile::max_buckets(), profile::DEFAULT_MAX_BUCKETS);
     let before = profile::block();
-    let before_kib = rss_kib("VmRSS:").unwrap_or(0);
+    let before_kib = rss_kib("VmRSS:");
     let distinct = 1_000_000usize;
     let mut stack = [0usize; 30];
     for i in 0..distinct {
@@ -25,7 +35,7 @@ fn a_million_distinct_stacks_stay_bounded_and_exact() {
         internals::table_add(&stack, 3);
     }
     // The table's own memory, before snapshots copy it.
-    let after_kib = rss_kib("VmRSS:").unwrap_or(0);
+    let after_kib = rss_kib("VmRSS:");
     let window = profile::block().delta(&before);
 
     // Totals are exact: every event is somewhere.

@@ -231,11 +231,53 @@ pub fn ticks_to_duration(ticks: u64) -> Duration {
 mod tests {
     use super::*;
 
+    /// A bound no honest tick difference in these tests comes near, and a
+    /// wrapped one (about 2^64 ticks) always exceeds: 60 s of ticks.
+    fn far_too_long() -> u64 {
+        nanos_to_ticks(60_000_000_000)
+    }
+
     #[test]
-    fn ticks_are_monotonic_and_nonzero() {
-        let a = now();
-        let b = now();
-        assert!(a >= 1 && b >= a);
+    fn ticks_are_nonzero_and_their_differences_never_wrap() {
+        // What the module promises: no tick is 0, and the difference of two
+        // ticks through `elapsed` is a duration or 0, never a wrapped value.
+        // It does not promise that a later tick is larger: a thread may move
+        // to another CPU between two reads, and ticks of different CPUs are
+        // not ordered (see `elapsed`). So both orders of each pair are
+        // checked, on one thread and across threads.
+        let bound = far_too_long();
+        for _ in 0..100_000 {
+            let (a, b) = (now(), now());
+            assert!(a >= 1 && b >= 1, "a zero tick: {a}, {b}");
+            assert!(
+                elapsed(a, b) < bound,
+                "elapsed({a}, {b}) = {}",
+                elapsed(a, b)
+            );
+            assert!(
+                elapsed(b, a) < bound,
+                "elapsed({b}, {a}) = {}",
+                elapsed(b, a)
+            );
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<u64>();
+        let sender = std::thread::spawn(move || {
+            for _ in 0..10_000 {
+                tx.send(now()).unwrap();
+            }
+        });
+        for sent in rx {
+            let received = now();
+            assert!(sent >= 1 && received >= 1);
+            for (earlier, later) in [(sent, received), (received, sent)] {
+                let d = elapsed(earlier, later);
+                assert!(
+                    d < bound,
+                    "elapsed({earlier}, {later}) = {d} across threads"
+                );
+            }
+        }
+        sender.join().unwrap();
     }
 
     #[test]
@@ -243,7 +285,7 @@ mod tests {
         let wall = Instant::now();
         let start = now();
         std::thread::sleep(Duration::from_millis(50));
-        let ticks = now() - start;
+        let ticks = elapsed(start, now());
         let measured = ticks_to_duration(ticks).as_secs_f64();
         let truth = wall.elapsed().as_secs_f64();
         assert!(
@@ -279,7 +321,41 @@ mod tests {
         let ns = 1_000_000;
         let back = ticks_to_nanos(nanos_to_ticks(ns));
         assert!(back.abs_diff(ns) <= 2, "{back}");
-        assert_eq!(ticks_to_nanos(u64::MAX).max(1), ticks_to_nanos(u64::MAX));
-        assert!(nanos_to_ticks(u64::MAX) > 0);
+        assert_eq!((nanos_to_ticks(0), ticks_to_nanos(0)), (0, 0));
+
+        // One direction multiplies by a factor of at least 1 (ticks per
+        // nanosecond, or its inverse): near the top of the range its product
+        // overflows u64 and must saturate at u64::MAX, never wrap. The other
+        // direction divides: its result is the quotient, below u64::MAX.
+        type Convert = fn(u64) -> u64;
+        let ticks_per_nano = ticks_per_second() / 1e9;
+        let (grows, shrinks, factor): (Convert, Convert, f64) = if ticks_per_nano >= 1.0 {
+            (nanos_to_ticks, ticks_to_nanos, ticks_per_nano)
+        } else {
+            (ticks_to_nanos, nanos_to_ticks, 1.0 / ticks_per_nano)
+        };
+        let top = u64::MAX as f64;
+        assert_eq!(grows(u64::MAX), u64::MAX, "factor {factor}");
+        if factor > 1.01 {
+            // Just past the point where the product overflows.
+            let past = (top / factor * 1.005) as u64;
+            assert_eq!(grows(past), u64::MAX, "{past} x {factor}");
+        }
+        // Just below it: the product itself, not saturated.
+        let below = (top / factor * 0.99) as u64;
+        let product = grows(below);
+        assert!(
+            product < u64::MAX && (product as f64 / (below as f64 * factor) - 1.0).abs() < 1e-9,
+            "{below} x {factor} gave {product}"
+        );
+        let quotient = shrinks(u64::MAX);
+        assert!(
+            (quotient as f64 / (top / factor) - 1.0).abs() < 1e-9,
+            "u64::MAX / {factor} gave {quotient}"
+        );
+        assert_eq!(
+            ticks_to_duration(u64::MAX),
+            Duration::from_nanos(ticks_to_nanos(u64::MAX))
+        );
     }
 }

@@ -106,10 +106,62 @@ fn process_start() -> Option<SystemTime> {
 mod tests {
     use super::*;
 
+    /// When this process started by the kernel's other account: the boot
+    /// time (`btime` in /proc/stat, whole seconds since the epoch) plus the
+    /// start time in clock ticks after boot (/proc/self/stat field 22).
+    /// `process_start` instead subtracts the process's age (from
+    /// /proc/uptime) from now.
+    fn start_from_boot_time() -> SystemTime {
+        let stat = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
+        let btime: u64 = stat
+            .lines()
+            .find_map(|l| l.strip_prefix("btime "))
+            .expect("btime in /proc/stat")
+            .trim()
+            .parse()
+            .expect("btime");
+        let own = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+        let fields: Vec<&str> = own[own.rfind(')').expect(")") + 2..]
+            .split_whitespace()
+            .collect();
+        // Fields 3.. follow the ')': field 22 is at index 19.
+        let start_ticks: u64 = fields[19].parse().expect("starttime");
+        // SAFETY: `sysconf` has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        assert!(hz > 0, "_SC_CLK_TCK {hz}");
+        SystemTime::UNIX_EPOCH
+            + Duration::from_secs(btime)
+            + Duration::from_secs_f64(start_ticks as f64 / hz as f64)
+    }
+
     #[test]
-    fn process_start_is_in_the_recent_past() {
+    fn process_start_is_when_this_process_started() {
+        let test_began = SystemTime::now();
         let started = process_start().expect("procfs");
-        let age = SystemTime::now().duration_since(started).expect("past");
-        assert!(age < Duration::from_secs(24 * 3600), "{age:?}");
+        // The boot-time account: `btime` is cut to whole seconds (up to 1 s
+        // early) and the start to clock ticks; 2 s covers both, where an
+        // error in the fields read or the units is off by the machine's
+        // uptime or more.
+        let reference = start_from_boot_time();
+        let off = started
+            .duration_since(reference)
+            .unwrap_or_else(|e| e.duration());
+        assert!(
+            off <= Duration::from_secs(2),
+            "process_start {started:?}, boot time + start ticks {reference:?}: {off:?} apart"
+        );
+        // And the order of events: the test binary was written before this
+        // process started, which was before this test began.
+        let built = std::fs::metadata(std::env::current_exe().expect("current_exe"))
+            .and_then(|m| m.modified())
+            .expect("the test binary's modification time");
+        assert!(
+            started + Duration::from_secs(1) >= built,
+            "started {started:?} before its binary was written {built:?}"
+        );
+        assert!(
+            started <= test_began,
+            "started {started:?} after the test began {test_began:?}"
+        );
     }
 }

@@ -299,7 +299,19 @@ fn symbol_table_names_code_without_debug_info() {
     let names: Vec<&str> = s.frames.iter().map(|f| &*f.function.name).collect();
     assert_eq!(names, ["_Unwind_GetIP"]);
     if s.from_debug_info {
-        eprintln!("libgcc_s has debug info on this machine; the mapping checks below are skipped");
+        // What the checks below need is missing: fail under CI (env `CI`
+        // set), as the `go` tests do; elsewhere skip them, saying so
+        // straight to stderr, past the test harness's capture.
+        let test = "symbol_table_names_code_without_debug_info";
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{test}: libgcc_s has debug info on this machine (needed without, under CI)"
+        );
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("{test}: skipped the mapping checks: libgcc_s has debug info here\n")
+                .as_bytes(),
+        );
         return;
     }
     assert!(s.frames[0].function.file.is_empty() && s.frames[0].line == 0);

@@ -1,13 +1,49 @@
 // Stress: the same body against std and syncprof. Loops are scaled so that
 // the file runs in a few seconds on 2 cores (debug builds shrink further).
+// A body that would hang (a lost wake-up, a starved writer) fails instead,
+// after HUNG_AFTER, saying what did not finish.
 
 use std::sync::Arc;
 use std::thread;
+use std::time::Duration;
 
 const SCALE: usize = if cfg!(debug_assertions) { 4 } else { 1 };
 
+/// How long a body may take before it counts as hung: far beyond the
+/// seconds it takes on a busy 2-core machine, well short of a CI job's
+/// timeout.
+const HUNG_AFTER: Duration = Duration::from_secs(120);
+
+/// Runs `body` on a thread of its own and returns its result; if it has not
+/// finished after [`HUNG_AFTER`], panics saying `what` hung, instead of
+/// hanging the run (its threads are left behind, and end with the process).
+#[track_caller]
+fn within_deadline<T: Send + 'static>(what: &str, body: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, finished) = std::sync::mpsc::channel();
+    let runner = thread::spawn(move || {
+        let _ = done.send(body());
+    });
+    match finished.recv_timeout(HUNG_AFTER) {
+        Ok(result) => {
+            runner.join().unwrap();
+            result
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{what}: not done after {HUNG_AFTER:?}")
+        }
+        // The body panicked: its panic is the test's.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(runner.join().unwrap_err())
+        }
+    }
+}
+
 #[test]
 fn eight_threads_lose_no_increment() {
+    within_deadline("8 threads incrementing (a lost wake-up?)", eight_threads_increment);
+}
+
+fn eight_threads_increment() {
     let per_thread = 100_000 / SCALE;
     let counter = Arc::new(Mutex::new(0usize));
     let handles: Vec<_> = (0..8)
@@ -28,6 +64,10 @@ fn eight_threads_lose_no_increment() {
 
 #[test]
 fn condvar_ping_pong_loses_no_wakeup() {
+    within_deadline("the condvar ping-pong (a lost wake-up?)", condvar_ping_pong);
+}
+
+fn condvar_ping_pong() {
     let rounds = 100_000 / SCALE;
     // turn: 0 = ping's turn, 1 = pong's.
     let state = Arc::new((Mutex::new((0u8, 0usize)), Condvar::new()));
@@ -123,8 +163,8 @@ fn condvar_queue_with_many_consumers_delivers_every_item() {
     drop(done_tx);
     for _ in 0..8 {
         done_rx
-            .recv_timeout(std::time::Duration::from_secs(120))
-            .expect("a consumer is still asleep after 120 s: a lost wake-up");
+            .recv_timeout(HUNG_AFTER)
+            .expect("a consumer is still asleep after HUNG_AFTER: a lost wake-up");
     }
     for p in producers {
         p.join().unwrap();
@@ -139,6 +179,10 @@ fn condvar_queue_with_many_consumers_delivers_every_item() {
 
 #[test]
 fn rwlock_mixed_load_keeps_its_invariant() {
+    within_deadline("the RwLock mixed load (a lost wake-up?)", rwlock_mixed_load);
+}
+
+fn rwlock_mixed_load() {
     // Invariant: both halves are always equal. Writers change both; readers
     // check them.
     let iterations = 20_000 / SCALE;
@@ -171,24 +215,52 @@ fn rwlock_mixed_load_keeps_its_invariant() {
 
 #[test]
 fn a_writer_gets_in_despite_a_stream_of_readers() {
-    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
     let lock = Arc::new(RwLock::new(0));
     let stop = Arc::new(AtomicBool::new(false));
+    // Three readers, each holding the lock ~50 us and taking it again at
+    // once: on 2 cores their holds overlap, so the lock is seldom free of
+    // readers. A lock that lets new readers in past a waiting writer starves
+    // it here (0 writes in 10 s, seen); one that keeps them out (std's,
+    // ours) lets it in after the holds in progress end.
     let readers: Vec<_> = (0..3)
         .map(|_| {
             let (l, stop) = (Arc::clone(&lock), Arc::clone(&stop));
             thread::spawn(move || {
                 while !stop.load(SeqCst) {
                     let _r = l.read().unwrap();
-                    std::hint::spin_loop();
+                    let until = std::time::Instant::now() + Duration::from_micros(50);
+                    while std::time::Instant::now() < until {
+                        std::hint::spin_loop();
+                    }
                 }
             })
         })
         .collect();
-    for _ in 0..50 {
-        *lock.write().unwrap() += 1;
-    }
+    // The writer on a thread of its own: starved, it would never finish.
+    // The watchdog fails the test then, leaving the writer behind and
+    // telling the readers to stop.
+    let writes = Arc::new(AtomicUsize::new(0));
+    let (done, finished) = std::sync::mpsc::channel();
+    let writer = {
+        let (l, writes) = (Arc::clone(&lock), Arc::clone(&writes));
+        thread::spawn(move || {
+            for _ in 0..50 {
+                *l.write().unwrap() += 1;
+                writes.fetch_add(1, SeqCst);
+            }
+            let _ = done.send(());
+        })
+    };
+    let finished = finished.recv_timeout(HUNG_AFTER);
     stop.store(true, SeqCst);
+    if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished {
+        panic!(
+            "the writer starved: {} of 50 writes in {HUNG_AFTER:?} against 3 readers",
+            writes.load(SeqCst)
+        );
+    }
+    writer.join().unwrap();
     for r in readers {
         r.join().unwrap();
     }
