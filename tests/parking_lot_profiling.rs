@@ -47,8 +47,8 @@ fn check_stack(record: &Record) {
     for name in frames.iter().flatten() {
         assert!(
             !name.contains("parking_lot_core")
-                && !name.contains("syncprof::raw")
-                && !name.contains("syncprof::profile"),
+                && !name.contains("syncprof_engine::raw")
+                && !name.contains("syncprof_engine::profile"),
             "internal frame {name} in {frames:#?}"
         );
     }
@@ -56,6 +56,7 @@ fn check_stack(record: &Record) {
     assert!(
         [
             "syncprof::parking_lot::",
+            "syncprof_engine::lock_api_raw::",
             "lock_api::",
             "parking_lot_profiling::"
         ]

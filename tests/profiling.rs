@@ -44,8 +44,8 @@ fn check_stack(record: &Record) {
     for name in frames.iter().flatten() {
         assert!(
             !name.contains("parking_lot_core")
-                && !name.contains("syncprof::raw")
-                && !name.contains("syncprof::profile"),
+                && !name.contains("syncprof_engine::raw")
+                && !name.contains("syncprof_engine::profile"),
             "internal frame {name} in {frames:#?}"
         );
     }

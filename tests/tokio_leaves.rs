@@ -32,8 +32,8 @@ fn frames(record: &Record) -> Vec<Vec<String>> {
 
 const INTERNAL: [&str; 4] = [
     "syncprof::tokio::wait::",
-    "syncprof::profile::",
-    "syncprof::raw::",
+    "syncprof_engine::profile::",
+    "syncprof_engine::raw::",
     "parking_lot_core",
 ];
 

@@ -130,7 +130,7 @@ fn async_mutex_held_200ms_across_an_await_with_six_queued_tasks() {
         "{leaf:#?}"
     );
     assert!(
-        !leaf.iter().any(|f| f.contains("syncprof::profile")),
+        !leaf.iter().any(|f| f.contains("syncprof_engine::profile")),
         "{leaf:#?}"
     );
 
@@ -279,7 +279,7 @@ fn an_owned_acquire_is_recorded_as_acquire_owned() {
             "{leaf:#?}"
         );
         assert!(
-            !leaf.iter().any(|f| f.contains("syncprof::profile")),
+            !leaf.iter().any(|f| f.contains("syncprof_engine::profile")),
             "{leaf:#?}"
         );
         assert!(mentions(record, "use_an_owned_slot"), "{leaf:#?}");
@@ -416,7 +416,7 @@ fn notified_and_owned_notified_waits_are_recorded() {
             "{user}: {leaf:#?}"
         );
         assert!(
-            !leaf.iter().any(|f| f.contains("syncprof::profile")),
+            !leaf.iter().any(|f| f.contains("syncprof_engine::profile")),
             "{leaf:#?}"
         );
     }

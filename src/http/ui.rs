@@ -401,7 +401,7 @@ fn waiting(query: &Query) -> Reply {
 /// A profile as the viewer's self-contained HTML file (`?format=html`).
 pub(super) fn html_reply(profile: &Profile, filename: &str) -> Reply {
     let mut body = Vec::new();
-    if let Err(e) = profile.write_html(&mut body) {
+    if let Err(e) = crate::viewer::WriteHtml::write_html(profile, &mut body) {
         return text(500, &format!("could not write the viewer: {e}"));
     }
     Response::from_data(body)

@@ -6,7 +6,8 @@ use core::panic::Location;
 use std::time::{Duration, Instant};
 
 use super::MutexGuard;
-use super::raw::{RawCondvar, RawMutex, deadline, wait_on};
+use super::raw::{RawCondvar, RawMutex, deadline};
+use syncprof_engine::wait_on;
 
 pub use lock_api::WaitTimeoutResult;
 

@@ -159,7 +159,7 @@ mod arc;
 mod condvar;
 mod mutex;
 mod once;
-mod raw;
+use syncprof_engine::lock_api_raw as raw;
 mod remutex;
 mod rwlock;
 

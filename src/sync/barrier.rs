@@ -42,7 +42,7 @@ pub struct Barrier {
 pub struct BarrierWaitResult(bool);
 
 impl Barrier {
-    crate::raw::const_fn! {
+    syncprof_engine::const_fn! {
         /// Creates a barrier for `n` threads, labelled with the caller's
         /// location. With `n` of 0 or 1, `wait` never blocks.
         ///

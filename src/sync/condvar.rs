@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use super::mutex::MutexGuard;
 use super::poison::{LockResult, PoisonError};
 use crate::profile::{LockSite, keep_frame};
-use crate::raw::condvar::{RawCondvar, WaitRules, relock};
+use crate::raw::condvar::{RawCondvar, WaitRules};
+use syncprof_engine::relock;
 
 /// std's rules: waiters spin first (a spurious wake-up, which `wait`
 /// allows), and a second mutex panics with the text of std's check (on the
@@ -93,7 +94,7 @@ pub struct Condvar {
 }
 
 impl Condvar {
-    crate::raw::const_fn! {
+    syncprof_engine::const_fn! {
         /// Creates a condition variable, labelled with the caller's location.
         ///
         /// # Examples

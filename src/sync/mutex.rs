@@ -96,7 +96,7 @@ pub struct MutexGuard<'a, T: ?Sized + 'a> {
 unsafe impl<T: ?Sized + Sync> Sync for MutexGuard<'_, T> {}
 
 impl<T> Mutex<T> {
-    crate::raw::const_fn! {
+    syncprof_engine::const_fn! {
         /// Creates an unlocked mutex holding `value`, labelled with the
         /// caller's location.
         ///

@@ -110,7 +110,7 @@ pub struct RwLockWriteGuard<'a, T: ?Sized + 'a> {
 unsafe impl<T: ?Sized + Sync> Sync for RwLockWriteGuard<'_, T> {}
 
 impl<T> RwLock<T> {
-    crate::raw::const_fn! {
+    syncprof_engine::const_fn! {
         /// Creates an unlocked lock holding `value`, labelled with the
         /// caller's location.
         ///

@@ -1,7 +1,7 @@
 //! See the profiles without Go: a contention viewer for the block and mutex
 //! profiles, as a page served by the endpoint (`GET /debug/pprof/ui`,
 //! feature `http`), as one self-contained HTML file
-//! ([`Profile::write_html`](crate::profile::Profile::write_html),
+//! ([`WriteHtml::write_html`] on a [`Profile`](crate::profile::Profile),
 //! [`write_html`]) and as the `syncprof` command line (feature `cli`).
 //!
 //! The three share one reader and one model, so they cannot disagree:
@@ -45,7 +45,7 @@ pub(crate) mod page;
 mod read;
 
 pub use model::{By, Filter, MAX_FILTER_TERMS, MAX_TREE_NODES, TopRow, View, ViewOptions};
-pub use page::write_html;
 #[cfg(feature = "http")]
 pub(crate) use page::{Page, waiting_json};
+pub use page::{WriteHtml, write_html};
 pub use read::{MAX_FRAMES, MAX_PPROF_BYTES, MAX_SAMPLE_TYPES, ReadError, Stacks};

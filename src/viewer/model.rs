@@ -255,9 +255,11 @@ fn is_internal(name: &str) -> bool {
     if name == "syncprof::truncated" || name == "syncprof::overflow" {
         return false;
     }
-    const PREFIXES: [&str; 10] = [
+    const PREFIXES: [&str; 12] = [
         "syncprof::",
         "<syncprof::",
+        "syncprof_engine::",
+        "<syncprof_engine::",
         "core::ptr::drop_in_place",
         "core::mem::drop",
         "lock_api::",

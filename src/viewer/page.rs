@@ -167,7 +167,9 @@ pub(crate) fn waiting_json(stacks: &Stacks) -> String {
     j.out
 }
 
-impl Profile {
+/// `write_html` on a [`Profile`] snapshot: the viewer as one offline file.
+/// (A trait because [`Profile`] lives in the engine crate.)
+pub trait WriteHtml {
     /// Writes this profile as a self-contained HTML file of the viewer (see
     /// [`crate::viewer`]): top table, flame graph and label filters, opened
     /// offline in any browser. A waiting profile
@@ -181,12 +183,18 @@ impl Profile {
     /// # Examples
     ///
     /// ```
+    /// use syncprof::viewer::WriteHtml as _;
+    ///
     /// let mut html = Vec::new(); // or std::fs::File::create("mutex.html")?
     /// syncprof::profile::mutex().write_html(&mut html)?;
     /// assert!(String::from_utf8(html)?.contains("syncprof-data"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn write_html(&self, w: impl Write) -> io::Result<()> {
+    fn write_html(&self, w: impl Write) -> io::Result<()>;
+}
+
+impl WriteHtml for Profile {
+    fn write_html(&self, w: impl Write) -> io::Result<()> {
         let stacks = super::Stacks::from_profile(self);
         let title = self.kind().name();
         match self.kind() {

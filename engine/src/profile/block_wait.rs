@@ -1,0 +1,399 @@
+//! A blocking wait whose stack is captured before the thread parks
+//! ([`BlockWait`]): begun, then ended, discarded or cancelled.
+
+use core::cell::Cell;
+
+#[cfg(feature = "metrics")]
+use super::metrics;
+#[cfg(feature = "metrics")]
+use super::recording::metrics_series;
+use super::recording::{register_waiting, thread_blocking_flags};
+#[cfg(doc)]
+use super::set_waiting;
+use super::{
+    EventKind, Flags, LockSite, ProfileKind, Recording, StackMark, clock, labels, memo, rate,
+    stack, table, waiting,
+};
+
+/// A blocking wait in progress whose stack was captured before the thread
+/// parked: finishing it costs a clock read, a sampling draw and two atomic
+/// adds (plus, for the first recorded event of a new stack, one lock-free
+/// CAS that publishes the bucket made before the park), so a waiter that
+/// ends up holding a lock records without lengthening the critical section by
+/// a stack capture, a lock or an allocation.
+#[must_use = "a wait that is begun should be ended with `end_block_wait`"]
+#[doc(hidden)]
+pub struct BlockWait {
+    pub(super) start: u64,
+    /// The stack's bucket if the table has it, else one made ready (not in
+    /// the table) that is published only if the wait is sampled: a bucket
+    /// exists only for a recorded event. `None` when the wait is timed for
+    /// the metrics only (block profiling off).
+    bucket: Option<table::Prepared<'static>>,
+    /// The wait's metrics series, when metrics are on.
+    #[cfg(feature = "metrics")]
+    series: Option<&'static metrics::Series>,
+    /// The wait's entry in the waiting view, removed first thing when the
+    /// wait ends.
+    registration: Option<waiting::Registration>,
+}
+
+impl BlockWait {
+    /// The tick the wait started at.
+    #[inline]
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    #[doc(hidden)]
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// Restarts the wait's clock: for a wait begun before the thread knew it
+    /// would park (a writer prepares its wait before it keeps readers out,
+    /// so that nothing allocates while it does), whose clock starts at the
+    /// park.
+    #[inline]
+    #[doc(hidden)]
+    pub fn restart(&mut self) {
+        self.start = clock::now();
+    }
+
+    /// Starts the wait's clock at `tick`, earlier than the call: for a wait
+    /// that began before its stack was captured (a condvar waiter moved to
+    /// the mutex's queue by a notification, whose mutex wait starts there).
+    #[inline]
+    #[doc(hidden)]
+    pub fn start_at(&mut self, tick: u64) {
+        self.start = tick;
+    }
+
+    /// The prepared bucket itself (published or not), if the wait has one.
+    fn bucket(&self) -> Option<&table::Bucket> {
+        match self.bucket.as_ref()? {
+            table::Prepared::Found(bucket) => Some(bucket),
+            table::Prepared::New(bucket) => Some(bucket),
+        }
+    }
+
+    /// A wait timed for the metrics only (no stack, no bucket), when the
+    /// metrics are on.
+    #[allow(unused_variables)]
+    fn timed_only(site: Option<LockSite>, kind: EventKind) -> Option<BlockWait> {
+        #[cfg(feature = "metrics")]
+        {
+            metrics_series(site, kind).map(BlockWait::timed)
+        }
+        #[cfg(not(feature = "metrics"))]
+        None
+    }
+
+    /// A wait timed for the metrics series `series` only, from now.
+    #[cfg(feature = "metrics")]
+    fn timed(series: &'static metrics::Series) -> BlockWait {
+        BlockWait {
+            start: clock::now(),
+            bucket: None,
+            series: Some(series),
+            registration: None,
+        }
+    }
+}
+
+/// A thread's unpublished buckets that unsampled waits did not need, linked
+/// through their chain field, kept until the thread next begins a wait:
+/// freeing one where a wait ended would call the allocator inside the
+/// critical section the thread just entered (with an allocator that takes
+/// that very lock: a self-deadlock). Usually none or one; a wait nested in
+/// another's set-up (an allocator's lock) can add one more.
+struct SpareBuckets(Cell<*mut table::Bucket>);
+
+impl SpareBuckets {
+    fn push(&self, bucket: Box<table::Bucket>) {
+        self.0.set(bucket.into_spare(self.0.get()));
+    }
+
+    fn free_all(&self) {
+        let list = self.0.replace(core::ptr::null_mut());
+        // SAFETY: the list was built by `push` only, on this thread.
+        unsafe { table::Bucket::free_spares(list) };
+    }
+}
+
+impl Drop for SpareBuckets {
+    fn drop(&mut self) {
+        self.free_all();
+    }
+}
+
+thread_local! {
+    /// See [`SpareBuckets`]. First touched by `begin_wait` (where setting
+    /// up a thread-local may allocate), before any `keep_spare`.
+    static SPARE_BUCKETS: SpareBuckets = const { SpareBuckets(Cell::new(core::ptr::null_mut())) };
+}
+
+/// Keeps `bucket` to be freed later (see [`SpareBuckets`]); never frees.
+#[inline]
+fn keep_spare(bucket: Box<table::Bucket>) {
+    let mut bucket = Some(bucket);
+    let _ = SPARE_BUCKETS.try_with(|spares| spares.push(bucket.take().expect("once")));
+    // During thread exit (thread-locals gone) nothing can be kept: leak it
+    // rather than free it here.
+    if let Some(bucket) = bucket {
+        core::mem::forget(bucket);
+    }
+}
+
+/// Starts the clock of a blocking wait, registers it in the waiting view
+/// (when on, see [`set_waiting`]) and, when block profiling is on, captures
+/// the waiter's stack above `mark` (see [`StackMark`]); `None` when block
+/// profiling, the metrics and the waiting view are all off. With block
+/// profiling off (or this thread already inside the profiler) no bucket is
+/// prepared: the wait is timed for the metrics and registered only. `lock`
+/// is the address of the lock waited for (0 for none): the deadlock
+/// detector's key. Call it when the thread has decided to park, before it
+/// parks: it may allocate (a new stack's bucket, made ready but not yet in
+/// the table, or a new metrics series); the registration comes last and
+/// never allocates.
+///
+/// A wait on a thread that runs a tokio worker is labelled
+/// `blocking_in_async` (see [`Flags`]).
+#[cold]
+#[inline(never)]
+#[doc(hidden)]
+pub fn begin_block_wait(
+    kind: EventKind,
+    site: Option<LockSite>,
+    lock: usize,
+    mark: StackMark,
+) -> Option<BlockWait> {
+    let waiting = waiting::enabled();
+    let mut stack = None;
+    let wait = if rate::block_rate_ticks() == 0 {
+        BlockWait::timed_only(site, kind)
+    } else {
+        let mut buf = stack::StackBuf::new();
+        let out = waiting.then_some(&mut buf);
+        let wait = begin_wait(kind, site, thread_blocking_flags(), mark, out);
+        if buf.addrs().is_empty() {
+            // Not captured (this thread was inside the profiler).
+        } else {
+            stack = Some(buf);
+        }
+        wait
+    };
+    if !waiting {
+        return wait;
+    }
+    let mut wait = wait.unwrap_or_else(|| BlockWait {
+        start: clock::now(),
+        bucket: None,
+        #[cfg(feature = "metrics")]
+        series: None,
+        registration: None,
+    });
+    wait.registration = Some(register_waiting(
+        kind,
+        site,
+        lock,
+        wait.start,
+        mark,
+        stack.as_ref(),
+        true,
+    ));
+    Some(wait)
+}
+
+/// [`begin_block_wait`] for an async wait (a future's first `Pending`
+/// poll): the same, without the `blocking_in_async` check (a task's wait
+/// parks no thread).
+#[cold]
+#[inline(never)]
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+#[doc(hidden)]
+pub fn begin_async_wait(
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+) -> Option<BlockWait> {
+    if rate::block_rate_ticks() == 0 {
+        return BlockWait::timed_only(site, kind);
+    }
+    begin_wait(
+        kind,
+        site,
+        Flags::NONE.with_labels(labels::for_event()),
+        mark,
+        None,
+    )
+}
+
+/// Times a wait and prepares its bucket: the bucket of a stack this thread
+/// recorded on lately (see [`memo`]), else one found or made from a new
+/// capture. The stack's addresses go into `out` when given (left empty when
+/// this thread is already inside the profiler).
+#[inline(always)]
+fn begin_wait(
+    kind: EventKind,
+    site: Option<LockSite>,
+    flags: Flags,
+    mark: StackMark,
+    out: Option<&mut stack::StackBuf>,
+) -> Option<BlockWait> {
+    let start = clock::now();
+    // The series first, outside the profiler: a new series is allocated by
+    // `metrics::series`, which declines to allocate inside the profiler (an
+    // allocator may take a syncprof lock) and hands out the kind's `other`
+    // series instead, so the first waits on a lock went uncounted under
+    // its label.
+    #[cfg(feature = "metrics")]
+    let series = metrics_series(site, kind);
+    let Some(_busy) = Recording::enter() else {
+        #[cfg(feature = "metrics")]
+        return series.map(BlockWait::timed);
+        #[cfg(not(feature = "metrics"))]
+        return None;
+    };
+    // Free what an earlier unsampled wait left, here, outside any lock.
+    let _ = SPARE_BUCKETS.try_with(SpareBuckets::free_all);
+    // Seed this thread's generator now rather than at the end.
+    rate::with_rng(|_| ());
+    let depth = rate::stack_depth();
+    let mut out = out;
+    let bucket = match memo::lookup(
+        ProfileKind::Block,
+        kind,
+        site,
+        flags,
+        mark,
+        depth,
+        out.as_deref_mut(),
+    ) {
+        Some(bucket) => table::Prepared::Found(bucket),
+        None => {
+            let mut own = None;
+            let stack = match out {
+                Some(out) => out,
+                None => own.insert(stack::StackBuf::new()),
+            };
+            let mut chain = stack::Chain::new();
+            stack::capture_chain(mark, depth, stack, &mut chain);
+            let table = table::global();
+            let bucket = table.prepare(
+                ProfileKind::Block,
+                kind,
+                site,
+                flags,
+                stack.addrs(),
+                stack.truncated(),
+            );
+            if let table::Prepared::Found(found) = bucket {
+                memo::remember(ProfileKind::Block, kind, site, flags, depth, &chain, found);
+            }
+            bucket
+        }
+    };
+    Some(BlockWait {
+        start,
+        bucket: Some(bucket),
+        #[cfg(feature = "metrics")]
+        series,
+        registration: None,
+    })
+}
+
+/// Ends a wait begun by [`begin_block_wait`] or [`begin_async_wait`] that
+/// was given up before it was over (an async wait's future dropped while
+/// `Pending`): records the time it waited, sampled at the current block rate,
+/// on the same stack, labelled `cancelled` (see [`Flags`]). May allocate (the
+/// labelled stack's bucket): call it where the waiter holds nothing.
+#[cold]
+#[inline(never)]
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+#[doc(hidden)]
+pub fn cancel_block_wait(mut wait: BlockWait) {
+    drop(wait.registration.take());
+    let cycles = clock::elapsed(wait.start, clock::now());
+    #[cfg(feature = "metrics")]
+    if let Some(series) = wait.series {
+        series.record_wait(cycles);
+    }
+    let rate = rate::block_rate_ticks();
+    let Some(_busy) = Recording::enter() else {
+        return;
+    };
+    if rate == 0 {
+        return;
+    }
+    let Some(weight) = rate::sample_block_here(cycles, rate) else {
+        return;
+    };
+    let Some(waited) = wait.bucket() else {
+        return;
+    };
+    let Some(event) = waited.event else {
+        // The overflow bucket (table full): no stack to label.
+        table::global()
+            .overflow_bucket(ProfileKind::Block)
+            .add(weight);
+        return;
+    };
+    table::global().add_flagged(
+        ProfileKind::Block,
+        event,
+        waited.site,
+        waited.flags.with(Flags::CANCELLED),
+        &waited.addrs,
+        waited.truncated,
+        weight,
+    );
+}
+
+/// Drops a wait begun by [`begin_block_wait`] that turned out not to block
+/// (the lock was taken by spinning): records nothing, and keeps a bucket
+/// made for it to be freed later, never here (the caller may hold the lock
+/// an allocator takes).
+#[inline]
+#[doc(hidden)]
+pub fn discard_block_wait(wait: BlockWait) {
+    drop(wait.registration);
+    if let Some(table::Prepared::New(bucket)) = wait.bucket {
+        keep_spare(bucket);
+    }
+}
+
+/// Ends a wait begun by [`begin_block_wait`]: the whole wait, however many
+/// times the thread parked, is one event, sampled at the current block rate.
+/// Never allocates, frees or locks.
+#[inline]
+#[doc(hidden)]
+pub fn end_block_wait(wait: BlockWait) {
+    drop(wait.registration);
+    let cycles = clock::elapsed(wait.start, clock::now());
+    #[cfg(feature = "metrics")]
+    if let Some(series) = wait.series {
+        series.record_wait(cycles);
+    }
+    let Some(bucket) = wait.bucket else {
+        return;
+    };
+    let rate = rate::block_rate_ticks();
+    let weight = match Recording::enter() {
+        Some(_busy) if rate != 0 => rate::sample_block_here(cycles, rate),
+        _ => None,
+    };
+    let unused = match (bucket, weight) {
+        (table::Prepared::Found(bucket), Some(weight)) => {
+            bucket.add(weight);
+            None
+        }
+        (table::Prepared::New(bucket), Some(weight)) => {
+            let (bucket, unused) = table::global().publish(bucket);
+            bucket.add(weight);
+            unused
+        }
+        (table::Prepared::New(bucket), None) => Some(bucket),
+        (table::Prepared::Found(_), None) => None,
+    };
+    if let Some(bucket) = unused {
+        keep_spare(bucket);
+    }
+}
