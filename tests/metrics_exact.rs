@@ -42,6 +42,47 @@ fn counts(
 
 type Site = &'static Location<'static>;
 
+/// The waiting view on for a test (its previous state back when dropped):
+/// turned on before the test's waits begin, so that no wait is registered
+/// while it changes.
+struct WaitingView(bool);
+
+impl WaitingView {
+    fn on() -> WaitingView {
+        let was = syncprof::waiting_enabled();
+        syncprof::set_waiting(true);
+        WaitingView(was)
+    }
+}
+
+impl Drop for WaitingView {
+    fn drop(&mut self) {
+        syncprof::set_waiting(self.0);
+    }
+}
+
+/// Waits (at most 30 s) until `n` threads wait on the lock made at `site`,
+/// as the waiting view (on: [`WaitingView`]) sees them.
+fn wait_until_parked(site: &Location<'_>, n: usize) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = profile::waiting();
+        if mine(&now, site).len() >= n {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{n} threads never parked on the lock"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[track_caller]
+fn new_rwlock() -> (syncprof::RwLock<u64>, Site) {
+    (syncprof::RwLock::new(0), Location::caller())
+}
+
 #[track_caller]
 fn new_mutex() -> (Arc<Mutex<u32>>, Site) {
     (Arc::new(Mutex::new(0)), Location::caller())
@@ -50,6 +91,7 @@ fn new_mutex() -> (Arc<Mutex<u32>>, Site) {
 #[test]
 fn a_mutex_held_per_round_while_three_threads_wait() {
     let _rates = Rates::on();
+    let _view = WaitingView::on();
     let (block0, metrics0) = (profile::block(), syncprof::metrics::snapshot());
     let (mutex, site) = new_mutex();
     let blocked = Arc::new(AtomicUsize::new(0));
@@ -68,6 +110,10 @@ fn a_mutex_held_per_round_while_three_threads_wait() {
                 })
             })
             .collect();
+        // Release only once all three are parked on the lock (the waiting
+        // view sees them): every one of them then blocked in `lock()`, however
+        // slowly the threads start on a loaded machine.
+        wait_until_parked(site, 3);
         thread::sleep(Duration::from_millis(20));
         drop(guard);
         for w in waiters {
@@ -100,7 +146,15 @@ fn assert_metrics_match_the_profile(
             *profiled.entry((label(site), kind)).or_default() += r.count();
         }
     }
-    assert!(!profiled.is_empty(), "{what}: nothing recorded");
+    assert!(
+        !profiled.is_empty(),
+        "{what}: nothing recorded: {:?}",
+        blocks
+            .records()
+            .iter()
+            .map(|r| (r.lock_site(), r.event_kind(), r.count()))
+            .collect::<Vec<_>>()
+    );
     for ((lock, kind), count) in &profiled {
         let waits = |s: &syncprof::metrics::Snapshot| s.get(lock, *kind).map_or(0, |s| s.waits);
         let metered = waits(&now) - waits(metrics_before);
@@ -127,8 +181,9 @@ fn assert_metrics_match_the_profile(
 /// holding `later_hold` once it gets the lock.
 fn rwlock_shape(first_write: bool, waiters: &[bool], later_hold: Duration) {
     let _rates = Rates::on();
+    let _view = WaitingView::on();
     let (block0, metrics0) = (profile::block(), syncprof::metrics::snapshot());
-    let lock = syncprof::RwLock::new(0u64);
+    let (lock, site) = new_rwlock();
     thread::scope(|s| {
         let first: Box<dyn FnOnce()> = if first_write {
             let g = lock.write().unwrap();
@@ -152,7 +207,8 @@ fn rwlock_shape(first_write: bool, waiters: &[bool], later_hold: Duration) {
                 }
             });
         }
-        thread::sleep(Duration::from_millis(60));
+        wait_until_parked(site, waiters.len());
+        thread::sleep(Duration::from_millis(20));
         first();
     });
     assert_metrics_match_the_profile(
