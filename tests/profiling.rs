@@ -640,6 +640,9 @@ fn taking_the_mutex_back_after_a_condvar_wait_has_the_public_wait_as_leaf() {
         let relocks: Vec<&Record> = mine(&blocks, site)
             .into_iter()
             .filter(|r| r.event_kind() == Some(EventKind::Mutex))
+            // The waiter's own mutex waits (on a loaded machine the main
+            // thread may wait for the mutex too).
+            .filter(|r| stack_mentions(r, "relocking_waiter"))
             .collect();
         assert!(
             !relocks.is_empty(),
@@ -654,7 +657,6 @@ fn taking_the_mutex_back_after_a_condvar_wait_has_the_public_wait_as_leaf() {
                 "{how:?}: the leaf is not the public Condvar::wait*: {:#?}",
                 frames(record)
             );
-            assert!(stack_mentions(record, "relocking_waiter"));
         }
     }
 }
