@@ -156,18 +156,17 @@ macro_rules! wrapper_impls {
 
 #[cfg(feature = "arc_lock")]
 mod arc;
-mod condvar;
 mod mutex;
-mod once;
 use syncprof_engine::lock_api_raw as raw;
 mod remutex;
 mod rwlock;
 
-pub use condvar::{Condvar, WaitTimeoutResult};
+// Shared with the compat crate `parking_lot` 0.13 (engine/src/lock_api_raw/).
+pub use raw::{Condvar, WaitTimeoutResult};
 pub use mutex::{
     FairMutex, FairMutexGuard, MappedFairMutexGuard, MappedMutexGuard, Mutex, MutexGuard,
 };
-pub use once::{Once, OnceState};
+pub use raw::{Once, OnceState};
 pub use raw::{RawCondvar, RawFairMutex, RawMutex, RawRwLock, RawRwLockRecursive, RawThreadId};
 pub use remutex::{MappedReentrantMutexGuard, ReentrantMutex, ReentrantMutexGuard};
 pub use rwlock::{
