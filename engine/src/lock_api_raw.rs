@@ -309,6 +309,30 @@ impl<const RECURSIVE: bool> RawRwLock<RECURSIVE> {
         }
     }
 
+    /// Takes a recursive read lock: joins while readers are inside even if
+    /// a writer waits (lock_api 0.4's `RawRwLockRecursive`, for the compat
+    /// crate `parking_lot` 0.12).
+    #[inline]
+    #[doc(hidden)]
+    pub fn lock_shared_recursive(&self) {
+        self.lock_mode(Mode::RecursiveRead);
+    }
+
+    /// A recursive read lock if one can be taken now.
+    #[inline]
+    #[doc(hidden)]
+    pub fn try_lock_shared_recursive(&self) -> bool {
+        self.inner.try_lock(Mode::RecursiveRead)
+    }
+
+    /// A recursive read lock, waiting until `deadline` (`None`: no
+    /// deadline); whether it was taken.
+    #[inline]
+    #[doc(hidden)]
+    pub fn try_lock_shared_recursive_until(&self, deadline: Option<Instant>) -> bool {
+        self.lock_mode_until(Mode::RecursiveRead, deadline)
+    }
+
     #[inline]
     fn lock_mode_until(&self, mode: Mode, deadline: Option<Instant>) -> bool {
         if self.inner.lock_fast(mode) {
