@@ -162,10 +162,10 @@ mod remutex;
 mod rwlock;
 
 // Shared with the compat crate `parking_lot` 0.13 (engine/src/lock_api_raw/).
-pub use raw::{Condvar, WaitTimeoutResult};
 pub use mutex::{
     FairMutex, FairMutexGuard, MappedFairMutexGuard, MappedMutexGuard, Mutex, MutexGuard,
 };
+pub use raw::{Condvar, WaitTimeoutResult};
 pub use raw::{Once, OnceState};
 pub use raw::{RawCondvar, RawFairMutex, RawMutex, RawRwLock, RawRwLockRecursive, RawThreadId};
 pub use remutex::{MappedReentrantMutexGuard, ReentrantMutex, ReentrantMutexGuard};

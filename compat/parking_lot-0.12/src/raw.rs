@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use lock_api05::{
     RawMutex as _, RawMutexFair as _, RawMutexTimed as _, RawRwLock as _, RawRwLockDowngrade as _,
-    RawRwLockFair as _, RawRwLockTimed as _, RawRwLockUpgrade as _,
-    RawRwLockUpgradeDowngrade as _, RawRwLockUpgradeFair as _, RawRwLockUpgradeTimed as _,
+    RawRwLockFair as _, RawRwLockTimed as _, RawRwLockUpgrade as _, RawRwLockUpgradeDowngrade as _,
+    RawRwLockUpgradeFair as _, RawRwLockUpgradeTimed as _,
 };
 use syncprof_engine::lock_api_raw as engine;
 
@@ -21,9 +21,7 @@ use syncprof_engine::lock_api_raw as engine;
 type EngineGuard = engine::GuardMarker;
 
 // The guard state carries nothing: making one anew loses nothing.
-const _: () = assert!(
-    size_of::<EngineGuard>() == 0 && !core::mem::needs_drop::<EngineGuard>()
-);
+const _: () = assert!(size_of::<EngineGuard>() == 0 && !core::mem::needs_drop::<EngineGuard>());
 
 /// The guard state a release hands back to the engine.
 #[inline(always)]
@@ -315,12 +313,18 @@ unsafe impl lock_api::RawRwLockTimed for RawRwLock {
 
     #[inline]
     fn try_lock_exclusive_for(&self, timeout: Duration) -> bool {
-        self.0.try_lock_exclusive_for(timeout).map(discard).is_some()
+        self.0
+            .try_lock_exclusive_for(timeout)
+            .map(discard)
+            .is_some()
     }
 
     #[inline]
     fn try_lock_exclusive_until(&self, timeout: Instant) -> bool {
-        self.0.try_lock_exclusive_until(timeout).map(discard).is_some()
+        self.0
+            .try_lock_exclusive_until(timeout)
+            .map(discard)
+            .is_some()
     }
 }
 
@@ -422,12 +426,18 @@ unsafe impl lock_api::RawRwLockUpgradeDowngrade for RawRwLock {
 unsafe impl lock_api::RawRwLockUpgradeTimed for RawRwLock {
     #[inline]
     fn try_lock_upgradable_for(&self, timeout: Duration) -> bool {
-        self.0.try_lock_upgradable_for(timeout).map(discard).is_some()
+        self.0
+            .try_lock_upgradable_for(timeout)
+            .map(discard)
+            .is_some()
     }
 
     #[inline]
     fn try_lock_upgradable_until(&self, timeout: Instant) -> bool {
-        self.0.try_lock_upgradable_until(timeout).map(discard).is_some()
+        self.0
+            .try_lock_upgradable_until(timeout)
+            .map(discard)
+            .is_some()
     }
 
     #[inline]
