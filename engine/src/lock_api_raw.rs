@@ -18,6 +18,10 @@ use std::time::{Duration, Instant};
 /// that thread exits: `syncprof::deadlock` may then name it as a holder.
 /// parking_lot refuses `send_guard` with `deadlock_detection` for the same
 /// reason; the compat crates do too.
+/// Whether the guards of these raw locks are `Send` (feature `send_guard`).
+#[doc(hidden)]
+pub const SEND_GUARD: bool = cfg!(feature = "send_guard");
+
 #[cfg(not(feature = "send_guard"))]
 #[doc(hidden)]
 pub type GuardMarker = lock_api::GuardNoSend;
