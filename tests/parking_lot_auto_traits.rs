@@ -239,7 +239,9 @@ fn every_type_has_parking_lot_s_auto_traits() {
 const _: () = {
     assert!(implements!(syncprof::parking_lot::MutexGuard<'static, i32>: Send) == GUARDS_SEND);
     assert!(implements!(syncprof::parking_lot::RwLockReadGuard<'static, i32>: Send) == GUARDS_SEND);
-    assert!(implements!(syncprof::parking_lot::RwLockWriteGuard<'static, i32>: Send) == GUARDS_SEND);
+    assert!(
+        implements!(syncprof::parking_lot::RwLockWriteGuard<'static, i32>: Send) == GUARDS_SEND
+    );
     assert!(
         implements!(syncprof::parking_lot::RwLockUpgradableReadGuard<'static, i32>: Send)
             == GUARDS_SEND
