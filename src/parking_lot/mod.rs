@@ -101,7 +101,16 @@
 //!   `Arc` of the `lock_api` lock inside the wrapper, so
 //!   `ArcMutexGuard::mutex` returns `&Arc<lock_api::Mutex<RawMutex, T>>`.
 //! - `serde`, `owning_ref`, `send_guard` and
-//!   `deadlock_detection` (parking_lot features) are not offered.
+//!   `deadlock_detection` (parking_lot features) are not offered as
+//!   features of syncprof. The guards are `Send` when a build turns on
+//!   `send_guard` of the compat crate `parking_lot` (the raw locks are the
+//!   same: one build's parking_lot features hold for all its users, as
+//!   with parking_lot); `syncprof::deadlock` (feature `owner-tracking`) is
+//!   the deadlock detector.
+//! - The compat crates under `compat/` (named `parking_lot`, 0.12 and 0.13)
+//!   replace parking_lot for a whole build through `[patch.crates-io]`; the
+//!   0.13 one is made of the same raw locks, `Condvar` and `Once` as this
+//!   module.
 
 /// The impls every lock wrapper shares: `Deref`/`DerefMut` to the
 /// `lock_api` type inside, and `Default`, `From` (labelled with the caller's
