@@ -340,7 +340,7 @@ fn a_lock_api_lock_records_with_the_fixed_label() {
     assert!(
         blocks.records().iter().any(|r| r
             .lock_site()
-            .is_some_and(|s| s.file().ends_with("src/parking_lot/raw.rs"))),
+            .is_some_and(|s| s.file().ends_with("lock_api_raw.rs"))),
         "no record labelled with the lock_api site"
     );
 }

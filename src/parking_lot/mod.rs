@@ -41,7 +41,7 @@
 //!
 //! A lock built directly through `lock_api` (`lock_api::Mutex::<RawMutex,
 //! T>::new`, `RawMutex::INIT`) records too, labelled with one fixed line of
-//! syncprof's source (`src/parking_lot/raw.rs`); give it its own label with
+//! syncprof's engine (`engine/src/lock_api_raw.rs`); give it its own label with
 //! `lock_api::Mutex::from_raw(RawMutex::with_site(Location::caller()), v)`.
 //!
 //! # Variance
