@@ -10,6 +10,10 @@ use std::rc::Rc;
 
 use static_assertions::{assert_impl_all, assert_not_impl_any};
 
+/// Whether the engine's feature `send_guard` is on in this build (it is
+/// under `cargo … --workspace --all-features`, the engine being a member).
+const GUARDS_SEND: bool = syncprof_engine::lock_api_raw::SEND_GUARD;
+
 /// Whether `$ty` implements `$trait`, as a constant: an inherent associated
 /// constant, which exists only when the bound holds, shadows the trait's
 /// (the `impls` crate's trick).
@@ -46,7 +50,13 @@ macro_rules! auto_traits {
 /// Compares one std type with its syncprof twin, noting any difference.
 macro_rules! compare {
     ($diffs:ident, $std:ty, $ours:ty) => {{
-        let (std, ours) = (auto_traits!($std), auto_traits!($ours));
+        let (mut std, ours) = (auto_traits!($std), auto_traits!($ours));
+        if GUARDS_SEND && stringify!($ours).contains("Guard") {
+            // The engine's `send_guard` (a compat crate's feature, or
+            // `--workspace --all-features`): guards are `Send`, as
+            // parking_lot's with that feature.
+            std[0] = ours[0];
+        }
         if std != ours {
             $diffs.push(format!(
                 "{}: parking_lot {:?}, syncprof {:?} ([Send, Sync, UnwindSafe, RefUnwindSafe, Unpin])",
@@ -224,10 +234,19 @@ fn every_type_has_parking_lot_s_auto_traits() {
 }
 
 // The same facts, spelled out, as compile-time checks.
-assert_not_impl_any!(syncprof::parking_lot::MutexGuard<'static, i32>: Send);
-assert_not_impl_any!(syncprof::parking_lot::RwLockReadGuard<'static, i32>: Send);
-assert_not_impl_any!(syncprof::parking_lot::RwLockWriteGuard<'static, i32>: Send);
-assert_not_impl_any!(syncprof::parking_lot::RwLockUpgradableReadGuard<'static, i32>: Send);
+// Guards are `Send` exactly with the engine's `send_guard` (the reentrant
+// guard never: lock_api's holds a `GuardNoSend` of its own).
+const _: () = {
+    assert!(implements!(syncprof::parking_lot::MutexGuard<'static, i32>: Send) == GUARDS_SEND);
+    assert!(implements!(syncprof::parking_lot::RwLockReadGuard<'static, i32>: Send) == GUARDS_SEND);
+    assert!(
+        implements!(syncprof::parking_lot::RwLockWriteGuard<'static, i32>: Send) == GUARDS_SEND
+    );
+    assert!(
+        implements!(syncprof::parking_lot::RwLockUpgradableReadGuard<'static, i32>: Send)
+            == GUARDS_SEND
+    );
+};
 assert_not_impl_any!(syncprof::parking_lot::ReentrantMutexGuard<'static, i32>: Send);
 assert_not_impl_any!(syncprof::parking_lot::Mutex<Rc<i32>>: Send, Sync);
 assert_not_impl_any!(syncprof::parking_lot::Mutex<i32>: RefUnwindSafe);

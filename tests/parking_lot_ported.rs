@@ -1,5 +1,7 @@
-//! parking_lot 0.13's own tests, run against `parking_lot` and against
-//! `syncprof::parking_lot` by the same bodies.
+//! parking_lot 0.13's own tests, run against `parking_lot`, against
+//! `syncprof::parking_lot` and against the compat crate `parking_lot` 0.13
+//! (`compat/parking_lot-0.13`, the dev-dependency `parking_lot_compat_013`)
+//! by the same bodies.
 //!
 //! `parking_lot_ported/body.rs` holds the test modules of parking_lot
 //! 0.13.0's `src/mutex.rs`, `fair_mutex.rs`, `remutex.rs`, `rwlock.rs`,
@@ -32,3 +34,4 @@ macro_rules! ported {
 
 ported!(against_parking_lot, ::parking_lot);
 ported!(against_syncprof, ::syncprof::parking_lot);
+ported!(against_compat_013, ::parking_lot_compat_013);

@@ -524,8 +524,9 @@ fn taking_the_mutex_back_after_a_condvar_wait_has_the_public_wait_as_leaf() {
             check_stack(record);
             let leaf = &frames(record)[0];
             assert!(
-                leaf.first()
-                    .is_some_and(|n| n.contains("syncprof::parking_lot::condvar::Condvar::wait")),
+                leaf.first().is_some_and(
+                    |n| n.contains("syncprof_engine::lock_api_raw::pl_condvar::Condvar::wait")
+                ),
                 "{how:?}: the leaf is not the public Condvar::wait*: {:#?}",
                 frames(record)
             );

@@ -51,6 +51,9 @@
 //! assert!(syncprof::deadlock::check().is_empty());
 //! ```
 
+#[doc(hidden)]
+pub mod pl;
+
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Condvar as StdCondvar, Mutex as StdMutex};

@@ -6,16 +6,41 @@ use core::num::NonZeroUsize;
 use core::panic::Location;
 use std::time::{Duration, Instant};
 
-use lock_api::GuardNoSend;
+/// The guard state of every raw lock here: `lock_api::GuardNoSend` (a
+/// guard is released by the thread that took it, as parking_lot's default),
+/// or `lock_api::GuardSend` with feature `send_guard` (parking_lot's
+/// feature of that name, which the compat crates forward here; it then
+/// holds for `syncprof::parking_lot` too, as one `parking_lot` build's
+/// features hold for all its users).
+///
+/// With `owner-tracking` as well, a guard dropped on another thread than
+/// the one that took it leaves its hold recorded on the taking thread until
+/// that thread exits: `syncprof::deadlock` may then name it as a holder.
+/// parking_lot refuses `send_guard` with `deadlock_detection` for the same
+/// reason; the compat crates do too.
+/// Whether the guards of these raw locks are `Send` (feature `send_guard`).
+#[doc(hidden)]
+pub const SEND_GUARD: bool = cfg!(feature = "send_guard");
+
+#[cfg(not(feature = "send_guard"))]
+#[doc(hidden)]
+pub type GuardMarker = lock_api::GuardNoSend;
+#[cfg(feature = "send_guard")]
+#[doc(hidden)]
+pub type GuardMarker = lock_api::GuardSend;
 
 use crate::profile::{LockSite, keep_frame};
 use crate::raw::mutex::RawMutex as Mutex;
 use crate::raw::rwlock::{Mode, RawRwLock as RwLock};
 
 mod condvar;
+mod pl_condvar;
+mod pl_once;
 #[doc(hidden)]
 pub use condvar::PARKING_LOT_RULES;
 pub use condvar::RawCondvar;
+pub use pl_condvar::{Condvar, WaitTimeoutResult};
+pub use pl_once::{Once, OnceState};
 
 /// The `lock` label of a lock built through `lock_api` (`RawMutex::INIT`,
 /// `lock_api::Mutex::new`): a constant cannot know its user's location, so
@@ -60,9 +85,9 @@ impl RawMutex {
 
     /// Waits for the lock until `deadline` (`None`: no deadline).
     #[inline]
-    fn lock_until(&self, deadline: Option<Instant>) -> Option<GuardNoSend> {
+    fn lock_until(&self, deadline: Option<Instant>) -> Option<GuardMarker> {
         if self.inner.lock_fast() {
-            return Some(GuardNoSend::new());
+            return Some(GuardMarker::new());
         }
         let taken = match deadline {
             Some(deadline) => self.inner.lock_slow_until(self.site, deadline),
@@ -72,7 +97,7 @@ impl RawMutex {
             }
         };
         keep_frame();
-        taken.then(GuardNoSend::new)
+        taken.then(GuardMarker::new)
     }
 }
 
@@ -85,24 +110,24 @@ unsafe impl lock_api::RawMutex for RawMutex {
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: RawMutex = RawMutex::with_site(LOCK_API_SITE);
 
-    type Guard = GuardNoSend;
+    type Guard = GuardMarker;
 
     #[inline]
-    fn lock(&self) -> GuardNoSend {
+    fn lock(&self) -> GuardMarker {
         if !self.inner.lock_fast() {
             self.inner.lock_slow(self.site);
             keep_frame();
         }
-        GuardNoSend::new()
+        GuardMarker::new()
     }
 
     #[inline]
-    fn try_lock(&self) -> Option<GuardNoSend> {
-        self.inner.try_lock().then(GuardNoSend::new)
+    fn try_lock(&self) -> Option<GuardMarker> {
+        self.inner.try_lock().then(GuardMarker::new)
     }
 
     #[inline]
-    unsafe fn unlock(&self, _guard: GuardNoSend) {
+    unsafe fn unlock(&self, _guard: GuardMarker) {
         // SAFETY: the caller holds the lock (the trait's precondition).
         if !unsafe { self.inner.unlock_fast() } {
             self.inner.unlock_slow(self.site);
@@ -120,7 +145,7 @@ unsafe impl lock_api::RawMutex for RawMutex {
 // to the head waiter only if nobody took it since.
 unsafe impl lock_api::RawMutexFair for RawMutex {
     #[inline]
-    unsafe fn unlock_fair(&self, _guard: GuardNoSend) {
+    unsafe fn unlock_fair(&self, _guard: GuardMarker) {
         // SAFETY: the caller holds the lock.
         if !unsafe { self.inner.unlock_fast() } {
             self.inner.unlock_fair_slow(self.site);
@@ -129,10 +154,10 @@ unsafe impl lock_api::RawMutexFair for RawMutex {
     }
 
     #[inline]
-    unsafe fn bump(&self, guard: &mut GuardNoSend) {
+    unsafe fn bump(&self, guard: &mut GuardMarker) {
         if self.inner.has_parked() {
             // SAFETY: the caller holds the lock; it holds it again below.
-            unsafe { <Self as lock_api::RawMutexFair>::unlock_fair(self, GuardNoSend::new()) };
+            unsafe { <Self as lock_api::RawMutexFair>::unlock_fair(self, GuardMarker::new()) };
             *guard = <Self as lock_api::RawMutex>::lock(self);
         }
     }
@@ -144,12 +169,12 @@ unsafe impl lock_api::RawMutexTimed for RawMutex {
     type Instant = Instant;
 
     #[inline]
-    fn try_lock_for(&self, timeout: Duration) -> Option<GuardNoSend> {
+    fn try_lock_for(&self, timeout: Duration) -> Option<GuardMarker> {
         self.lock_until(deadline(timeout))
     }
 
     #[inline]
-    fn try_lock_until(&self, timeout: Instant) -> Option<GuardNoSend> {
+    fn try_lock_until(&self, timeout: Instant) -> Option<GuardMarker> {
         self.lock_until(Some(timeout))
     }
 }
@@ -171,24 +196,24 @@ unsafe impl lock_api::RawMutex for RawFairMutex {
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: RawFairMutex = RawFairMutex::with_site(LOCK_API_SITE);
 
-    type Guard = GuardNoSend;
+    type Guard = GuardMarker;
 
     #[inline]
-    fn lock(&self) -> GuardNoSend {
+    fn lock(&self) -> GuardMarker {
         if !self.0.inner.lock_fast() {
             self.0.inner.lock_slow(self.0.site);
             keep_frame();
         }
-        GuardNoSend::new()
+        GuardMarker::new()
     }
 
     #[inline]
-    fn try_lock(&self) -> Option<GuardNoSend> {
+    fn try_lock(&self) -> Option<GuardMarker> {
         lock_api::RawMutex::try_lock(&self.0)
     }
 
     #[inline]
-    unsafe fn unlock(&self, guard: GuardNoSend) {
+    unsafe fn unlock(&self, guard: GuardMarker) {
         // SAFETY: the caller holds the lock.
         unsafe { lock_api::RawMutexFair::unlock_fair(&self.0, guard) }
     }
@@ -202,13 +227,13 @@ unsafe impl lock_api::RawMutex for RawFairMutex {
 // SAFETY: forwards to `RawMutex`.
 unsafe impl lock_api::RawMutexFair for RawFairMutex {
     #[inline]
-    unsafe fn unlock_fair(&self, guard: GuardNoSend) {
+    unsafe fn unlock_fair(&self, guard: GuardMarker) {
         // SAFETY: the caller holds the lock.
         unsafe { lock_api::RawMutexFair::unlock_fair(&self.0, guard) }
     }
 
     #[inline]
-    unsafe fn bump(&self, guard: &mut GuardNoSend) {
+    unsafe fn bump(&self, guard: &mut GuardMarker) {
         // SAFETY: the caller holds the lock.
         unsafe { lock_api::RawMutexFair::bump(&self.0, guard) }
     }
@@ -220,12 +245,12 @@ unsafe impl lock_api::RawMutexTimed for RawFairMutex {
     type Instant = Instant;
 
     #[inline]
-    fn try_lock_for(&self, timeout: Duration) -> Option<GuardNoSend> {
+    fn try_lock_for(&self, timeout: Duration) -> Option<GuardMarker> {
         self.0.lock_until(deadline(timeout))
     }
 
     #[inline]
-    fn try_lock_until(&self, timeout: Instant) -> Option<GuardNoSend> {
+    fn try_lock_until(&self, timeout: Instant) -> Option<GuardMarker> {
         self.0.lock_until(Some(timeout))
     }
 }
@@ -286,6 +311,30 @@ impl<const RECURSIVE: bool> RawRwLock<RECURSIVE> {
                 }
             }
         }
+    }
+
+    /// Takes a recursive read lock: joins while readers are inside even if
+    /// a writer waits (lock_api 0.4's `RawRwLockRecursive`, for the compat
+    /// crate `parking_lot` 0.12).
+    #[inline]
+    #[doc(hidden)]
+    pub fn lock_shared_recursive(&self) {
+        self.lock_mode(Mode::RecursiveRead);
+    }
+
+    /// A recursive read lock if one can be taken now.
+    #[inline]
+    #[doc(hidden)]
+    pub fn try_lock_shared_recursive(&self) -> bool {
+        self.inner.try_lock(Mode::RecursiveRead)
+    }
+
+    /// A recursive read lock, waiting until `deadline` (`None`: no
+    /// deadline); whether it was taken.
+    #[inline]
+    #[doc(hidden)]
+    pub fn try_lock_shared_recursive_until(&self, deadline: Option<Instant>) -> bool {
+        self.lock_mode_until(Mode::RecursiveRead, deadline)
     }
 
     #[inline]
@@ -364,39 +413,39 @@ unsafe impl<const RECURSIVE: bool> lock_api::RawRwLock for RawRwLock<RECURSIVE> 
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: Self = RawRwLock::with_site(LOCK_API_SITE);
 
-    type SharedGuard = GuardNoSend;
-    type ExclusiveGuard = GuardNoSend;
+    type SharedGuard = GuardMarker;
+    type ExclusiveGuard = GuardMarker;
 
     #[inline]
-    fn lock_shared(&self) -> GuardNoSend {
+    fn lock_shared(&self) -> GuardMarker {
         self.lock_mode(Self::READ);
-        GuardNoSend::new()
+        GuardMarker::new()
     }
 
     #[inline]
-    fn try_lock_shared(&self) -> Option<GuardNoSend> {
-        self.inner.try_lock(Self::READ).then(GuardNoSend::new)
+    fn try_lock_shared(&self) -> Option<GuardMarker> {
+        self.inner.try_lock(Self::READ).then(GuardMarker::new)
     }
 
     #[inline]
-    unsafe fn unlock_shared(&self, _guard: GuardNoSend) {
+    unsafe fn unlock_shared(&self, _guard: GuardMarker) {
         // SAFETY: the caller holds a read lock.
         unsafe { self.unlock_shared_inner(false) }
     }
 
     #[inline]
-    fn lock_exclusive(&self) -> GuardNoSend {
+    fn lock_exclusive(&self) -> GuardMarker {
         self.lock_mode(Mode::Write);
-        GuardNoSend::new()
+        GuardMarker::new()
     }
 
     #[inline]
-    fn try_lock_exclusive(&self) -> Option<GuardNoSend> {
-        self.inner.try_write().then(GuardNoSend::new)
+    fn try_lock_exclusive(&self) -> Option<GuardMarker> {
+        self.inner.try_write().then(GuardMarker::new)
     }
 
     #[inline]
-    unsafe fn unlock_exclusive(&self, _guard: GuardNoSend) {
+    unsafe fn unlock_exclusive(&self, _guard: GuardMarker) {
         // SAFETY: the caller holds the write lock.
         unsafe { self.unlock_exclusive_inner(false) }
     }
@@ -415,19 +464,19 @@ unsafe impl<const RECURSIVE: bool> lock_api::RawRwLock for RawRwLock<RECURSIVE> 
 // SAFETY: fair unlocks release, then hand over only a free lock.
 unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockFair for RawRwLock<RECURSIVE> {
     #[inline]
-    unsafe fn unlock_shared_fair(&self, _guard: GuardNoSend) {
+    unsafe fn unlock_shared_fair(&self, _guard: GuardMarker) {
         // SAFETY: the caller holds a read lock.
         unsafe { self.unlock_shared_inner(true) }
     }
 
     #[inline]
-    unsafe fn unlock_exclusive_fair(&self, _guard: GuardNoSend) {
+    unsafe fn unlock_exclusive_fair(&self, _guard: GuardMarker) {
         // SAFETY: the caller holds the write lock.
         unsafe { self.unlock_exclusive_inner(true) }
     }
 
     #[inline]
-    unsafe fn bump_shared(&self, _guard: &mut GuardNoSend) {
+    unsafe fn bump_shared(&self, _guard: &mut GuardMarker) {
         if self.inner.has_parked() {
             // SAFETY: the caller holds a read lock; it holds one again below.
             unsafe { self.unlock_shared_inner(true) };
@@ -436,7 +485,7 @@ unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockFair for RawRwLock<RECURSI
     }
 
     #[inline]
-    unsafe fn bump_exclusive(&self, _guard: &mut GuardNoSend) {
+    unsafe fn bump_exclusive(&self, _guard: &mut GuardMarker) {
         if self.inner.has_parked() {
             // SAFETY: the caller holds the write lock; it holds it again.
             unsafe { self.unlock_exclusive_inner(true) };
@@ -448,14 +497,14 @@ unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockFair for RawRwLock<RECURSI
 // SAFETY: the write lock becomes one read lock atomically.
 unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockDowngrade for RawRwLock<RECURSIVE> {
     #[inline]
-    unsafe fn downgrade(&self, _guard: GuardNoSend) -> GuardNoSend {
+    unsafe fn downgrade(&self, _guard: GuardMarker) -> GuardMarker {
         // SAFETY: the caller holds the write lock.
         unsafe {
             if !self.inner.downgrade_fast() {
                 self.inner.downgrade_slow(self.site);
             }
         }
-        GuardNoSend::new()
+        GuardMarker::new()
     }
 }
 
@@ -465,64 +514,64 @@ unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockTimed for RawRwLock<RECURS
     type Instant = Instant;
 
     #[inline]
-    fn try_lock_shared_for(&self, timeout: Duration) -> Option<GuardNoSend> {
+    fn try_lock_shared_for(&self, timeout: Duration) -> Option<GuardMarker> {
         self.lock_mode_until(Self::READ, deadline(timeout))
-            .then(GuardNoSend::new)
+            .then(GuardMarker::new)
     }
 
     #[inline]
-    fn try_lock_shared_until(&self, timeout: Instant) -> Option<GuardNoSend> {
+    fn try_lock_shared_until(&self, timeout: Instant) -> Option<GuardMarker> {
         self.lock_mode_until(Self::READ, Some(timeout))
-            .then(GuardNoSend::new)
+            .then(GuardMarker::new)
     }
 
     #[inline]
-    fn try_lock_exclusive_for(&self, timeout: Duration) -> Option<GuardNoSend> {
+    fn try_lock_exclusive_for(&self, timeout: Duration) -> Option<GuardMarker> {
         self.lock_mode_until(Mode::Write, deadline(timeout))
-            .then(GuardNoSend::new)
+            .then(GuardMarker::new)
     }
 
     #[inline]
-    fn try_lock_exclusive_until(&self, timeout: Instant) -> Option<GuardNoSend> {
+    fn try_lock_exclusive_until(&self, timeout: Instant) -> Option<GuardMarker> {
         self.lock_mode_until(Mode::Write, Some(timeout))
-            .then(GuardNoSend::new)
+            .then(GuardMarker::new)
     }
 }
 
 // SAFETY: one upgradable reader at a time, excluding writers; an upgrade
 // holds the write claim until the other readers have left.
 unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockUpgrade for RawRwLock<RECURSIVE> {
-    type UpgradableGuard = GuardNoSend;
+    type UpgradableGuard = GuardMarker;
 
     #[inline]
-    fn lock_upgradable(&self) -> GuardNoSend {
+    fn lock_upgradable(&self) -> GuardMarker {
         self.lock_mode(Mode::Upgradable);
-        GuardNoSend::new()
+        GuardMarker::new()
     }
 
     #[inline]
-    fn try_lock_upgradable(&self) -> Option<GuardNoSend> {
-        self.inner.try_lock(Mode::Upgradable).then(GuardNoSend::new)
+    fn try_lock_upgradable(&self) -> Option<GuardMarker> {
+        self.inner.try_lock(Mode::Upgradable).then(GuardMarker::new)
     }
 
     #[inline]
-    unsafe fn unlock_upgradable(&self, _guard: GuardNoSend) {
+    unsafe fn unlock_upgradable(&self, _guard: GuardMarker) {
         // SAFETY: the caller holds the upgradable read lock.
         unsafe { self.unlock_upgradable_inner(false) }
     }
 
     #[inline]
-    unsafe fn upgrade(&self, _guard: GuardNoSend) -> GuardNoSend {
+    unsafe fn upgrade(&self, _guard: GuardMarker) -> GuardMarker {
         // SAFETY: the caller holds the upgradable read lock.
         unsafe { self.upgrade_until(None) };
-        GuardNoSend::new()
+        GuardMarker::new()
     }
 
     #[inline]
-    unsafe fn try_upgrade(&self, guard: GuardNoSend) -> Result<GuardNoSend, GuardNoSend> {
+    unsafe fn try_upgrade(&self, guard: GuardMarker) -> Result<GuardMarker, GuardMarker> {
         // SAFETY: the caller holds the upgradable read lock.
         if unsafe { self.inner.try_upgrade() } {
-            Ok(GuardNoSend::new())
+            Ok(GuardMarker::new())
         } else {
             Err(guard)
         }
@@ -532,13 +581,13 @@ unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockUpgrade for RawRwLock<RECU
 // SAFETY: as `RawRwLockUpgrade`, unlocking fairly.
 unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockUpgradeFair for RawRwLock<RECURSIVE> {
     #[inline]
-    unsafe fn unlock_upgradable_fair(&self, _guard: GuardNoSend) {
+    unsafe fn unlock_upgradable_fair(&self, _guard: GuardMarker) {
         // SAFETY: the caller holds the upgradable read lock.
         unsafe { self.unlock_upgradable_inner(true) }
     }
 
     #[inline]
-    unsafe fn bump_upgradable(&self, _guard: &mut GuardNoSend) {
+    unsafe fn bump_upgradable(&self, _guard: &mut GuardMarker) {
         if self.inner.has_parked() {
             // SAFETY: the caller holds the upgradable read lock; it holds it
             // again below.
@@ -551,17 +600,17 @@ unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockUpgradeFair for RawRwLock<
 // SAFETY: each downgrade changes the held lock atomically.
 unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockUpgradeDowngrade for RawRwLock<RECURSIVE> {
     #[inline]
-    unsafe fn downgrade_upgradable(&self, _guard: GuardNoSend) -> GuardNoSend {
+    unsafe fn downgrade_upgradable(&self, _guard: GuardMarker) -> GuardMarker {
         // SAFETY: the caller holds the upgradable read lock.
         unsafe { self.inner.downgrade_upgradable(self.site) };
-        GuardNoSend::new()
+        GuardMarker::new()
     }
 
     #[inline]
-    unsafe fn downgrade_to_upgradable(&self, _guard: GuardNoSend) -> GuardNoSend {
+    unsafe fn downgrade_to_upgradable(&self, _guard: GuardMarker) -> GuardMarker {
         // SAFETY: the caller holds the write lock.
         unsafe { self.inner.downgrade_to_upgradable(self.site) };
-        GuardNoSend::new()
+        GuardMarker::new()
     }
 }
 
@@ -569,26 +618,26 @@ unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockUpgradeDowngrade for RawRw
 // upgradable read lock again.
 unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockUpgradeTimed for RawRwLock<RECURSIVE> {
     #[inline]
-    fn try_lock_upgradable_for(&self, timeout: Duration) -> Option<GuardNoSend> {
+    fn try_lock_upgradable_for(&self, timeout: Duration) -> Option<GuardMarker> {
         self.lock_mode_until(Mode::Upgradable, deadline(timeout))
-            .then(GuardNoSend::new)
+            .then(GuardMarker::new)
     }
 
     #[inline]
-    fn try_lock_upgradable_until(&self, timeout: Instant) -> Option<GuardNoSend> {
+    fn try_lock_upgradable_until(&self, timeout: Instant) -> Option<GuardMarker> {
         self.lock_mode_until(Mode::Upgradable, Some(timeout))
-            .then(GuardNoSend::new)
+            .then(GuardMarker::new)
     }
 
     #[inline]
     unsafe fn try_upgrade_for(
         &self,
-        guard: GuardNoSend,
+        guard: GuardMarker,
         timeout: Duration,
-    ) -> Result<GuardNoSend, GuardNoSend> {
+    ) -> Result<GuardMarker, GuardMarker> {
         // SAFETY: the caller holds the upgradable read lock.
         if unsafe { self.upgrade_until(deadline(timeout)) } {
-            Ok(GuardNoSend::new())
+            Ok(GuardMarker::new())
         } else {
             Err(guard)
         }
@@ -597,12 +646,12 @@ unsafe impl<const RECURSIVE: bool> lock_api::RawRwLockUpgradeTimed for RawRwLock
     #[inline]
     unsafe fn try_upgrade_until(
         &self,
-        guard: GuardNoSend,
+        guard: GuardMarker,
         timeout: Instant,
-    ) -> Result<GuardNoSend, GuardNoSend> {
+    ) -> Result<GuardMarker, GuardMarker> {
         // SAFETY: the caller holds the upgradable read lock.
         if unsafe { self.upgrade_until(Some(timeout)) } {
-            Ok(GuardNoSend::new())
+            Ok(GuardMarker::new())
         } else {
             Err(guard)
         }

@@ -41,7 +41,7 @@
 //!
 //! A lock built directly through `lock_api` (`lock_api::Mutex::<RawMutex,
 //! T>::new`, `RawMutex::INIT`) records too, labelled with one fixed line of
-//! syncprof's source (`engine/src/lock_api_raw.rs`); give it its own label with
+//! syncprof's engine (`engine/src/lock_api_raw.rs`); give it its own label with
 //! `lock_api::Mutex::from_raw(RawMutex::with_site(Location::caller()), v)`.
 //!
 //! # Variance
@@ -101,7 +101,16 @@
 //!   `Arc` of the `lock_api` lock inside the wrapper, so
 //!   `ArcMutexGuard::mutex` returns `&Arc<lock_api::Mutex<RawMutex, T>>`.
 //! - `serde`, `owning_ref`, `send_guard` and
-//!   `deadlock_detection` (parking_lot features) are not offered.
+//!   `deadlock_detection` (parking_lot features) are not offered as
+//!   features of syncprof. The guards are `Send` when a build turns on
+//!   `send_guard` of the compat crate `parking_lot` (the raw locks are the
+//!   same: one build's parking_lot features hold for all its users, as
+//!   with parking_lot); `syncprof::deadlock` (feature `owner-tracking`) is
+//!   the deadlock detector.
+//! - The compat crates under `compat/` (named `parking_lot`, 0.12 and 0.13)
+//!   replace parking_lot for a whole build through `[patch.crates-io]`; the
+//!   0.13 one is made of the same raw locks, `Condvar` and `Once` as this
+//!   module.
 
 /// The impls every lock wrapper shares: `Deref`/`DerefMut` to the
 /// `lock_api` type inside, and `Default`, `From` (labelled with the caller's
@@ -156,18 +165,17 @@ macro_rules! wrapper_impls {
 
 #[cfg(feature = "arc_lock")]
 mod arc;
-mod condvar;
 mod mutex;
-mod once;
 use syncprof_engine::lock_api_raw as raw;
 mod remutex;
 mod rwlock;
 
-pub use condvar::{Condvar, WaitTimeoutResult};
+// Shared with the compat crate `parking_lot` 0.13 (engine/src/lock_api_raw/).
 pub use mutex::{
     FairMutex, FairMutexGuard, MappedFairMutexGuard, MappedMutexGuard, Mutex, MutexGuard,
 };
-pub use once::{Once, OnceState};
+pub use raw::{Condvar, WaitTimeoutResult};
+pub use raw::{Once, OnceState};
 pub use raw::{RawCondvar, RawFairMutex, RawMutex, RawRwLock, RawRwLockRecursive, RawThreadId};
 pub use remutex::{MappedReentrantMutexGuard, ReentrantMutex, ReentrantMutexGuard};
 pub use rwlock::{

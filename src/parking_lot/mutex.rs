@@ -135,7 +135,7 @@ macro_rules! mutex_type {
             ///
             /// As [`lock_api::Mutex::make_guard_unchecked`].
             #[inline]
-            pub unsafe fn make_guard_unchecked(&self, guard: lock_api::GuardNoSend) -> $guard<'_, T> {
+            pub unsafe fn make_guard_unchecked(&self, guard: super::raw::GuardMarker) -> $guard<'_, T> {
                 // SAFETY: forwarded.
                 unsafe { self.inner.make_guard_unchecked(guard) }
             }
@@ -146,7 +146,7 @@ macro_rules! mutex_type {
             ///
             /// As [`lock_api::Mutex::force_unlock`].
             #[inline]
-            pub unsafe fn force_unlock(&self, guard: lock_api::GuardNoSend) {
+            pub unsafe fn force_unlock(&self, guard: super::raw::GuardMarker) {
                 // SAFETY: forwarded.
                 unsafe { self.inner.force_unlock(guard) }
             }
@@ -157,7 +157,7 @@ macro_rules! mutex_type {
             ///
             /// As [`lock_api::Mutex::force_unlock_fair`].
             #[inline]
-            pub unsafe fn force_unlock_fair(&self, guard: lock_api::GuardNoSend) {
+            pub unsafe fn force_unlock_fair(&self, guard: super::raw::GuardMarker) {
                 // SAFETY: forwarded.
                 unsafe { self.inner.force_unlock_fair(guard) }
             }

@@ -4,7 +4,7 @@
 use core::panic::Location;
 use std::time::{Duration, Instant};
 
-use lock_api::GuardNoSend;
+use super::raw::GuardMarker;
 
 use super::raw::{RawRwLock, RawRwLockRecursive};
 
@@ -195,7 +195,7 @@ macro_rules! rwlock_type {
             ///
             /// As [`lock_api::RwLock::force_unlock_read`].
             #[inline]
-            pub unsafe fn force_unlock_read(&self, guard: GuardNoSend) {
+            pub unsafe fn force_unlock_read(&self, guard: GuardMarker) {
                 // SAFETY: forwarded.
                 unsafe { self.inner.force_unlock_read(guard) }
             }
@@ -206,7 +206,7 @@ macro_rules! rwlock_type {
             ///
             /// As [`lock_api::RwLock::force_unlock_write`].
             #[inline]
-            pub unsafe fn force_unlock_write(&self, guard: GuardNoSend) {
+            pub unsafe fn force_unlock_write(&self, guard: GuardMarker) {
                 // SAFETY: forwarded.
                 unsafe { self.inner.force_unlock_write(guard) }
             }
@@ -217,7 +217,7 @@ macro_rules! rwlock_type {
             ///
             /// As [`lock_api::RwLock::force_unlock_read_fair`].
             #[inline]
-            pub unsafe fn force_unlock_read_fair(&self, guard: GuardNoSend) {
+            pub unsafe fn force_unlock_read_fair(&self, guard: GuardMarker) {
                 // SAFETY: forwarded.
                 unsafe { self.inner.force_unlock_read_fair(guard) }
             }
@@ -228,7 +228,7 @@ macro_rules! rwlock_type {
             ///
             /// As [`lock_api::RwLock::force_unlock_write_fair`].
             #[inline]
-            pub unsafe fn force_unlock_write_fair(&self, guard: GuardNoSend) {
+            pub unsafe fn force_unlock_write_fair(&self, guard: GuardMarker) {
                 // SAFETY: forwarded.
                 unsafe { self.inner.force_unlock_write_fair(guard) }
             }

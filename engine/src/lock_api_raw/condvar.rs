@@ -4,7 +4,7 @@
 use core::panic::Location;
 use std::time::{Duration, Instant};
 
-use lock_api::GuardNoSend;
+use super::GuardMarker;
 
 use super::{LOCK_API_SITE, RawMutex, deadline};
 use crate::profile::LockSite;
@@ -84,7 +84,7 @@ unsafe impl lock_api::RawCondvar for RawCondvar {
     type RawMutex = RawMutex;
 
     #[inline]
-    unsafe fn wait(&self, mutex: &RawMutex, _guard: &mut GuardNoSend) {
+    unsafe fn wait(&self, mutex: &RawMutex, _guard: &mut GuardMarker) {
         // The caller holds `mutex`.
         crate::wait_on!(self, mutex, None);
     }
@@ -110,7 +110,7 @@ unsafe impl lock_api::RawCondvarTimed for RawCondvar {
     unsafe fn wait_until(
         &self,
         mutex: &RawMutex,
-        _guard: &mut GuardNoSend,
+        _guard: &mut GuardMarker,
         timeout: &Instant,
     ) -> bool {
         // The caller holds `mutex`.

@@ -1,5 +1,6 @@
 //! [`Once`] and [`OnceState`]: parking_lot 0.13's API over `std`'s `Once`,
-//! recording a caller that waits for another thread's initialisation.
+//! recording a caller that waits for another thread's initialisation;
+//! shared by `syncprof::parking_lot` and the compat crates `parking_lot`.
 
 use core::cell::Cell;
 use core::fmt;

@@ -1,13 +1,17 @@
-//! [`Condvar`]: parking_lot 0.13's, on syncprof's condvar.
+//! [`Condvar`]: parking_lot 0.13's, on syncprof's condvar; shared by
+//! `syncprof::parking_lot` and the compat crate `parking_lot` 0.13 (their
+//! `MutexGuard` is the same `lock_api` type over [`RawMutex`]).
 
 use core::fmt;
 use core::ops::DerefMut;
 use core::panic::Location;
 use std::time::{Duration, Instant};
 
-use super::MutexGuard;
-use super::raw::{RawCondvar, RawMutex, deadline};
-use syncprof_engine::wait_on;
+use super::{RawCondvar, RawMutex, deadline};
+use crate::wait_on;
+
+/// The guard a [`Condvar`] waits with: parking_lot 0.13's `MutexGuard`.
+type MutexGuard<'a, T> = lock_api::MutexGuard<'a, RawMutex, T>;
 
 pub use lock_api::WaitTimeoutResult;
 
@@ -15,7 +19,7 @@ pub use lock_api::WaitTimeoutResult;
 /// `notify_one() -> bool`, `notify_all() -> usize`, no spurious wake-ups,
 /// one mutex at a time (a second one panics).
 ///
-/// Records as [`crate::Condvar`]: every wait is one block-profile event
+/// Records as `syncprof::Condvar`: every wait is one block-profile event
 /// (kind `condvar`, `lock=<site of Condvar::new>`); taking the mutex back is
 /// a mutex wait of its own; releasing it charges the mutex profile. A
 /// notification that finds the mutex held moves the waiters to the mutex's
@@ -56,7 +60,7 @@ struct Fixed<const TIMED_OUT: bool>;
 unsafe impl<const TIMED_OUT: bool> lock_api::RawCondvar for Fixed<TIMED_OUT> {
     const INIT: Self = Fixed;
     type RawMutex = RawMutex;
-    unsafe fn wait(&self, _: &RawMutex, _: &mut lock_api::GuardNoSend) {}
+    unsafe fn wait(&self, _: &RawMutex, _: &mut super::GuardMarker) {}
     fn notify_one(&self) -> bool {
         false
     }
@@ -70,7 +74,7 @@ unsafe impl<const TIMED_OUT: bool> lock_api::RawCondvarTimed for Fixed<TIMED_OUT
     fn checked_duration_to_instant(_: &Duration) -> Option<Instant> {
         None
     }
-    unsafe fn wait_until(&self, _: &RawMutex, _: &mut lock_api::GuardNoSend, _: &Instant) -> bool {
+    unsafe fn wait_until(&self, _: &RawMutex, _: &mut super::GuardMarker, _: &Instant) -> bool {
         TIMED_OUT
     }
 }
