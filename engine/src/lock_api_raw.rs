@@ -103,9 +103,12 @@ impl RawMutex {
 
 // SAFETY: `crate::raw::mutex::RawMutex` provides mutual exclusion, Acquire
 // on every transition that takes it and Release on every one that gives it
-// up; the guard state is stateless and not `Send` (the lock is released by
-// the thread that took it, as parking_lot's default); nothing here unwinds
-// while holding a new acquisition.
+// up; the guard state is stateless, and not `Send` unless feature
+// `send_guard` asks for it (as parking_lot's): the state machine keys on the
+// lock's address, not on a thread, so any thread may release it (owner
+// tracking then keeps a stale holder until the lock is taken again, which
+// docs/parking_lot.md notes); nothing here unwinds while holding a new
+// acquisition.
 unsafe impl lock_api::RawMutex for RawMutex {
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: RawMutex = RawMutex::with_site(LOCK_API_SITE);
