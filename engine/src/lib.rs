@@ -42,6 +42,16 @@ pub mod lock_api_raw;
 #[cfg_attr(docsrs, doc(cfg(feature = "owner-tracking")))]
 pub mod deadlock;
 
+// Not under loom: the channels park through `std::thread`, which loom's
+// models do not see.
+#[cfg(not(loom))]
+#[doc(hidden)]
+pub mod crossbeam_channel;
+
+#[cfg(not(loom))]
+#[doc(hidden)]
+pub mod crossbeam_utils;
+
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
 pub use profile::{set_waiting, waiting_enabled};
 

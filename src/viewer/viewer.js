@@ -8,7 +8,7 @@
 (function () {
   const t0 = performance.now();
   const $ = (id) => document.getElementById(id);
-  const IDLE = "kind=condvar,chan_recv,notify,async_chan_recv,barrier,async_barrier";
+  const IDLE = "kind=condvar,chan_recv,notify,async_chan_recv,barrier,async_barrier,select,waitgroup,park";
   const ROW = 18;
   const embedded = $("syncprof-data");
   const mode = embedded ? "file" : "live";

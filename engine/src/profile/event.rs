@@ -76,14 +76,22 @@ pub enum EventKind {
     /// `syncprof::parking_lot::Once::call_once*` (or `wait*`) waiting for
     /// another thread's initialisation to finish.
     Once = 15,
+    /// `syncprof::crossbeam::channel`'s `select!`, `select_biased!`,
+    /// `Select::select*` or `Select::ready*` when no operation was ready.
+    Select = 16,
+    /// `syncprof::crossbeam::sync::WaitGroup::wait`.
+    WaitGroup = 17,
+    /// `syncprof::crossbeam::sync::Parker::park*` (block profile only).
+    Park = 18,
 }
 
 impl EventKind {
     /// The label value: `mutex`, `rwlock_read`, `rwlock_write`, `condvar`,
     /// `barrier`, `chan_send`, `chan_recv`, and for the async primitives
     /// `async_mutex`, `async_rwlock_read`, `async_rwlock_write`, `semaphore`,
-    /// `notify`, `async_barrier`, `async_chan_send`, `async_chan_recv`, and
-    /// `once` for the parking_lot face's `Once`.
+    /// `notify`, `async_barrier`, `async_chan_send`, `async_chan_recv`,
+    /// `once` for the parking_lot face's `Once`, and `select`, `waitgroup`,
+    /// `park` for the crossbeam face's `select!`, `WaitGroup` and `Parker`.
     pub fn label(self) -> &'static str {
         match self {
             EventKind::Mutex => "mutex",
@@ -102,6 +110,9 @@ impl EventKind {
             EventKind::AsyncChanSend => "async_chan_send",
             EventKind::AsyncChanRecv => "async_chan_recv",
             EventKind::Once => "once",
+            EventKind::Select => "select",
+            EventKind::WaitGroup => "waitgroup",
+            EventKind::Park => "park",
         }
     }
 }

@@ -61,7 +61,7 @@ static BOUNDS_TICKS: OnceLock<[u64; BOUNDS_SECONDS.len()]> = OnceLock::new();
 /// One `lock="other"` series per kind, for sites past the cap and for waits
 /// with no known site.
 /// Indexed by `EventKind as usize`: every kind, in declaration order.
-static OTHER: [Series; 16] = [
+static OTHER: [Series; 19] = [
     Series::new(None, EventKind::Mutex),
     Series::new(None, EventKind::RwLockRead),
     Series::new(None, EventKind::RwLockWrite),
@@ -78,6 +78,9 @@ static OTHER: [Series; 16] = [
     Series::new(None, EventKind::AsyncChanSend),
     Series::new(None, EventKind::AsyncChanRecv),
     Series::new(None, EventKind::Once),
+    Series::new(None, EventKind::Select),
+    Series::new(None, EventKind::WaitGroup),
+    Series::new(None, EventKind::Park),
 ];
 
 /// The totals of one (site, kind). Every field is a relaxed counter: each
