@@ -50,7 +50,7 @@ pub mod crossbeam_channel;
 
 #[cfg(not(loom))]
 #[doc(hidden)]
-pub mod crossbeam_utils;
+pub mod crossbeam_sync;
 
 pub use profile::rate::{block_rate, mutex_fraction, set_block_rate, set_mutex_fraction};
 pub use profile::{set_waiting, waiting_enabled};

@@ -1,0 +1,132 @@
+//! syncprof's own file: the reader-writer lock of one shard of a
+//! [`ShardedLock`](super::ShardedLock): the engine's recording raw rwlock
+//! (`lock_api_raw::RawRwLock`, the very lock behind `syncprof::RwLock`)
+//! with `std::sync::RwLock`'s API and poisoning, so that the copied
+//! `sharded_lock.rs` changes only its imports.
+
+use core::marker::PhantomData;
+use core::ops::{Deref, DerefMut};
+use core::panic::Location;
+use core::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
+use std::thread;
+
+use crate::lock_api_raw::RawRwLock;
+
+/// `std::sync::RwLock`'s API over the engine's recording rwlock: a wait for
+/// it is a block event of kind `rwlock_read` / `rwlock_write`, a contended
+/// unlock a mutex event charged by the N-waiter rule.
+pub(crate) struct RwLock<T> {
+    inner: lock_api::RwLock<RawRwLock, T>,
+    /// Set when a write guard is dropped by a panic (as std's flag).
+    /// Relaxed: it orders nothing, the lock does.
+    poisoned: AtomicBool,
+}
+
+impl<T> RwLock<T> {
+    /// An unlocked lock holding `value`, labelled `site`.
+    pub(crate) fn with_site(value: T, site: &'static Location<'static>) -> RwLock<T> {
+        RwLock {
+            inner: lock_api::RwLock::from_raw(RawRwLock::with_site(site), value),
+            poisoned: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a writer panicked while holding the lock.
+    pub(crate) fn is_poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::Relaxed)
+    }
+
+    fn poison_result<G>(&self, guard: G) -> LockResult<G> {
+        if self.is_poisoned() {
+            Err(PoisonError::new(guard))
+        } else {
+            Ok(guard)
+        }
+    }
+
+    fn try_poison_result<G>(&self, guard: Option<G>) -> TryLockResult<G> {
+        match guard {
+            None => Err(TryLockError::WouldBlock),
+            Some(guard) => self.poison_result(guard).map_err(TryLockError::Poisoned),
+        }
+    }
+
+    /// A read lock, waiting for it.
+    #[inline]
+    pub(crate) fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
+        let guard = RwLockReadGuard(self.inner.read());
+        self.poison_result(guard)
+    }
+
+    /// A read lock if one can be taken now.
+    #[inline]
+    pub(crate) fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
+        self.try_poison_result(self.inner.try_read().map(RwLockReadGuard))
+    }
+
+    /// The write lock, waiting for it.
+    #[inline]
+    pub(crate) fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
+        let guard = RwLockWriteGuard::new(self, self.inner.write());
+        self.poison_result(guard)
+    }
+
+    /// The write lock if it can be taken now.
+    #[inline]
+    pub(crate) fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
+        let guard = self.inner.try_write();
+        self.try_poison_result(guard.map(|guard| RwLockWriteGuard::new(self, guard)))
+    }
+}
+
+/// A read lock of a shard.
+pub(crate) struct RwLockReadGuard<'a, T: ?Sized>(lock_api::RwLockReadGuard<'a, RawRwLock, T>);
+
+/// The write lock of a shard; poisons the lock when dropped by a panic that
+/// started while it was held.
+pub(crate) struct RwLockWriteGuard<'a, T: ?Sized> {
+    guard: lock_api::RwLockWriteGuard<'a, RawRwLock, T>,
+    poisoned: &'a AtomicBool,
+    panicking: bool,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<'a, T> RwLockWriteGuard<'a, T> {
+    fn new(lock: &'a RwLock<T>, guard: lock_api::RwLockWriteGuard<'a, RawRwLock, T>) -> Self {
+        RwLockWriteGuard {
+            guard,
+            poisoned: &lock.poisoned,
+            panicking: thread::panicking(),
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
+    fn drop(&mut self) {
+        if !self.panicking && thread::panicking() {
+            self.poisoned.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.guard
+    }
+}
+
+impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.guard
+    }
+}
