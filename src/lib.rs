@@ -112,9 +112,16 @@
 //!   thread-blocking wait on a std-shaped primitive inside a tokio worker is
 //!   labelled `blocking_in_async=true`.
 //!
-//! Locks inside your *dependencies* (their own `parking_lot`,
-//! `crossbeam-channel` or `std::sync`) are not recorded; crates to patch
-//! them in through `[patch.crates-io]` are planned (`docs/parking_lot.md`).
+//! - **crossbeam-shaped**: [`crossbeam::channel`] (crossbeam-channel 0.5's
+//!   channels, `select!` and `Select`, crossbeam's own algorithms) and
+//!   [`crossbeam::sync`] (crossbeam-utils 0.8's `WaitGroup`, `ShardedLock`,
+//!   `Parker`).
+//!
+//! Locks inside your *dependencies* (their own `parking_lot` or
+//! `crossbeam-channel`) record once those crates are patched with
+//! syncprof's compat crates through `[patch.crates-io]`
+//! (`docs/parking_lot.md`, `docs/crossbeam.md`); their `std::sync` locks are
+//! not recorded.
 //!
 //! # Settings
 //!
@@ -206,6 +213,8 @@
 //!
 //! - [`sync`] (re-exported at the root) and [`mpsc`]: the std face.
 //! - [`parking_lot`]: the parking_lot face.
+//! - [`crossbeam`]: the crossbeam face (channels, `select!`, `WaitGroup`,
+//!   `ShardedLock`, `Parker`).
 #![cfg_attr(
     feature = "tokio",
     doc = " - [`tokio`] (feature `tokio`): the tokio face."
@@ -285,6 +294,10 @@ pub mod viewer;
 pub mod parking_lot;
 
 pub use sync::mpsc;
+
+// Not under loom, as the engine's channel (which parks through std::thread).
+#[cfg(not(loom))]
+pub mod crossbeam;
 
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]

@@ -1,4 +1,5 @@
-//! Every feature of parking_lot 0.12.5 and 0.13.0 keeps the compat crate's
+//! Every feature of parking_lot 0.12.5 and 0.13.0 and of crossbeam-channel
+//! 0.5.17 keeps the compat crate's
 //! patch: for each, a scratch crate under `target/tmp` asks for
 //! `parking_lot` with that feature, with `[patch.crates-io]` pointing at
 //! `compat/parking_lot-0.1x`; `cargo tree --offline` must show the compat
@@ -29,18 +30,21 @@ const FEATURES_013: &[&str] = &[
     "serde",
 ];
 
-/// Writes a scratch crate depending on `parking_lot = { version, features =
+/// crossbeam-channel 0.5.17's features (its Cargo.toml).
+const FEATURES_CROSSBEAM_CHANNEL: &[&str] = &["std"];
+
+/// Writes a scratch crate depending on `krate = { version, features =
 /// [feature] }` patched with `compat`; its directory.
-fn scratch(version: &str, feature: &str, compat: &Path) -> PathBuf {
+fn scratch(krate: &str, version: &str, feature: &str, compat: &Path) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("compat_features")
-        .join(format!("v{version}-{feature}"));
+        .join(format!("{krate}-v{version}-{feature}"));
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("src/lib.rs"), "").unwrap();
     let manifest = format!(
         "[package]\nname = \"scratch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
-         [dependencies]\nparking_lot = {{ version = \"{version}\", features = [\"{feature}\"] }}\n\n\
-         [patch.crates-io]\nparking_lot = {{ path = {compat:?} }}\n\n[workspace]\n"
+         [dependencies]\n{krate} = {{ version = \"{version}\", features = [\"{feature}\"] }}\n\n\
+         [patch.crates-io]\n{krate} = {{ path = {compat:?} }}\n\n[workspace]\n"
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     // Start from the compat crate's lock file: the same versions, offline.
@@ -48,12 +52,12 @@ fn scratch(version: &str, feature: &str, compat: &Path) -> PathBuf {
     dir
 }
 
-fn check(version: &str, features: &[&str], compat: &str) {
+fn check(krate: &str, version: &str, features: &[&str], compat: &str) {
     let compat = Path::new(env!("CARGO_MANIFEST_DIR")).join(compat);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut failures = Vec::new();
     for feature in features {
-        let dir = scratch(version, feature, &compat);
+        let dir = scratch(krate, version, feature, &compat);
         let out = Command::new(&cargo)
             .args(["tree", "--offline", "-e", "normal", "--depth", "1"])
             .current_dir(&dir)
@@ -64,7 +68,7 @@ fn check(version: &str, features: &[&str], compat: &str) {
         let patched = stdout.contains(&format!("({})", compat.display()));
         if !out.status.success() || !patched || stderr.contains("was not used") {
             failures.push(format!(
-                "parking_lot {version} with feature {feature}: status {}, patched {patched}\n{stdout}\n{stderr}",
+                "{krate} {version} with feature {feature}: status {}, patched {patched}\n{stdout}\n{stderr}",
                 out.status
             ));
         }
@@ -74,12 +78,22 @@ fn check(version: &str, features: &[&str], compat: &str) {
 
 #[test]
 fn every_feature_of_parking_lot_012_keeps_the_patch() {
-    check("0.12", FEATURES_012, "compat/parking_lot-0.12");
+    check("parking_lot", "0.12", FEATURES_012, "compat/parking_lot-0.12");
 }
 
 #[test]
 fn every_feature_of_parking_lot_013_keeps_the_patch() {
-    check("0.13", FEATURES_013, "compat/parking_lot-0.13");
+    check("parking_lot", "0.13", FEATURES_013, "compat/parking_lot-0.13");
+}
+
+#[test]
+fn every_feature_of_crossbeam_channel_05_keeps_the_patch() {
+    check(
+        "crossbeam-channel",
+        "0.5",
+        FEATURES_CROSSBEAM_CHANNEL,
+        "compat/crossbeam-channel-0.5",
+    );
 }
 
 /// The manifests' feature lists are the ones checked above (a feature added
@@ -89,6 +103,10 @@ fn the_checked_features_are_the_compat_crates_features() {
     for (compat, expected) in [
         ("compat/parking_lot-0.12/Cargo.toml", FEATURES_012),
         ("compat/parking_lot-0.13/Cargo.toml", FEATURES_013),
+        (
+            "compat/crossbeam-channel-0.5/Cargo.toml",
+            FEATURES_CROSSBEAM_CHANNEL,
+        ),
     ] {
         let manifest =
             std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(compat)).unwrap();
