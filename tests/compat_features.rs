@@ -1,8 +1,7 @@
 //! Every feature of parking_lot 0.12.5 and 0.13.0 and of crossbeam-channel
-//! 0.5.17 keeps the compat crate's
-//! patch: for each, a scratch crate under `target/tmp` asks for
-//! `parking_lot` with that feature, with `[patch.crates-io]` pointing at
-//! `compat/parking_lot-0.1x`; `cargo tree --offline` must show the compat
+//! 0.5.17 keeps the compat crate's patch: for each, a scratch crate under
+//! `target/tmp` asks for the crate with that feature, with
+//! `[patch.crates-io]` pointing at `compat/…`; `cargo tree --offline` must show the compat
 //! crate (its path) and no "was not used" warning (cargo silently falls back
 //! to the registry's crate when the patch lacks a requested feature).
 

@@ -372,3 +372,7 @@ pub use syncprof_engine::{select, select_biased};
 /// Crate internals used by the `select!` macro.
 #[doc(hidden)]
 pub use syncprof_engine::crossbeam_channel::internal;
+
+/// The `select!` macro's internal macro (as upstream, exported for it).
+#[doc(hidden)]
+pub use syncprof_engine::crossbeam_channel_internal;

@@ -366,3 +366,8 @@ pub use syncprof_engine::{select, select_biased};
 #[doc(hidden)]
 #[cfg(all(feature = "std", not(loom)))]
 pub use syncprof_engine::crossbeam_channel::internal;
+
+/// The `select!` macro's internal macro (as upstream, exported for it).
+#[doc(hidden)]
+#[cfg(all(feature = "std", not(loom)))]
+pub use syncprof_engine::crossbeam_channel_internal;
