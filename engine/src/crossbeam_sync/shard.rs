@@ -11,7 +11,8 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 use std::thread;
 
-use crate::lock_api_raw::RawRwLock;
+use crate::lock_api_raw::{GuardMarker, RawRwLock};
+use crate::profile::keep_frame;
 
 /// `std::sync::RwLock`'s API over the engine's recording rwlock: a wait for
 /// it is a block event of kind `rwlock_read` / `rwlock_write`, a contended
@@ -52,10 +53,20 @@ impl<T> RwLock<T> {
         }
     }
 
-    /// A read lock, waiting for it.
-    #[inline]
+    /// A read lock, waiting for it. Always inlined, with the raw lock's
+    /// slow path called from here, so that a wait's stack starts at
+    /// `ShardedLock::read` (lock_api's `read` is not inlined in debug builds).
+    #[inline(always)]
     pub(crate) fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
-        let guard = RwLockReadGuard(self.inner.read());
+        // SAFETY: the raw lock is only locked here and unlocked by the guard.
+        let raw = unsafe { self.inner.raw() };
+        if !raw.inner.read_fast() {
+            raw.inner.read_slow(raw.site);
+            keep_frame();
+        }
+        // SAFETY: this thread took a read lock just above; the guard gives
+        // it back.
+        let guard = RwLockReadGuard(unsafe { self.inner.make_read_guard_unchecked(GuardMarker::new()) });
         self.poison_result(guard)
     }
 
@@ -65,10 +76,19 @@ impl<T> RwLock<T> {
         self.try_poison_result(self.inner.try_read().map(RwLockReadGuard))
     }
 
-    /// The write lock, waiting for it.
-    #[inline]
+    /// The write lock, waiting for it. Always inlined, as [`Self::read`].
+    #[inline(always)]
     pub(crate) fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-        let guard = RwLockWriteGuard::new(self, self.inner.write());
+        // SAFETY: the raw lock is only locked here and unlocked by the guard.
+        let raw = unsafe { self.inner.raw() };
+        if !raw.inner.write_fast() {
+            raw.inner.write_slow(raw.site);
+            keep_frame();
+        }
+        // SAFETY: this thread took the write lock just above; the guard
+        // gives it back.
+        let guard = unsafe { self.inner.make_write_guard_unchecked(GuardMarker::new()) };
+        let guard = RwLockWriteGuard::new(self, guard);
         self.poison_result(guard)
     }
 
