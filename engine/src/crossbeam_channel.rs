@@ -59,3 +59,7 @@ pub use crate::crossbeam_channel::{
     },
     select::{Select, SelectedOperation},
 };
+
+// The macros are `#[macro_export]`ed at the engine's root; here too, where
+// upstream's docs (`super::select_biased`) and the faces look for them.
+pub use crate::{select, select_biased};

@@ -19,9 +19,9 @@
 //!
 //! | operation | when it records | [`EventKind`] | lock site |
 //! |---|---|---|---|
-//! | [`Sender::send`], [`send_timeout`](Sender::send_timeout), [`send_deadline`](Sender::send_deadline) | a bounded channel was full, or ([`bounded(0)`](bounded)) no receiver came | [`ChanSend`](EventKind::ChanSend) | where the channel was created |
-//! | [`Receiver::recv`], [`recv_timeout`](Receiver::recv_timeout), [`recv_deadline`](Receiver::recv_deadline), [`Iter`], [`IntoIter`] | the channel was empty; for [`after`], [`at`], [`tick`], [`never`], the receiver slept | [`ChanRecv`](EventKind::ChanRecv) | where the channel was created |
-//! | [`select!`], [`select_biased!`], [`Select::select`] and its timed forms, [`Select::ready`] and its timed forms | no operation was ready | [`Select`](EventKind::Select) | where `select!` was used, or [`Select::new`] called |
+//! | [`Sender::send`], [`send_timeout`](Sender::send_timeout), [`send_deadline`](Sender::send_deadline) | a bounded channel was full, or ([`bounded(0)`](bounded)) no receiver came | [`ChanSend`](crate::profile::EventKind::ChanSend) | where the channel was created |
+//! | [`Receiver::recv`], [`recv_timeout`](Receiver::recv_timeout), [`recv_deadline`](Receiver::recv_deadline), [`Iter`], [`IntoIter`] | the channel was empty; for [`after`], [`at`], [`tick`], [`never()`], the receiver slept | [`ChanRecv`](crate::profile::EventKind::ChanRecv) | where the channel was created |
+//! | [`select!`], [`select_biased!`], [`Select::select`] and its timed forms, [`Select::ready`] and its timed forms | no operation was ready | [`Select`](crate::profile::EventKind::Select) | where `select!` was used, or [`Select::new`] called |
 //!
 //! A wait is timed from the moment the thread parks (or sleeps) to its
 //! wake-up, whether it ended with a message, a disconnection or a timeout.

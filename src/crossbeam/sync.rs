@@ -7,9 +7,9 @@
 //!
 //! | wait | when it records | [`EventKind`] | profiles |
 //! |---|---|---|---|
-//! | [`WaitGroup::wait`] | other members of the group were still to arrive | [`WaitGroup`](EventKind::WaitGroup) | block |
-//! | [`ShardedLock::read`], [`ShardedLock::write`] | a shard's lock was held (each shard is the rwlock behind [`crate::RwLock`]) | [`RwLockRead`](EventKind::RwLockRead), [`RwLockWrite`](EventKind::RwLockWrite) | block; and mutex, charged at the contended unlock by the N-waiter rule (Go ≥ 1.22) |
-//! | [`Parker::park`], [`park_timeout`](Parker::park_timeout), [`park_deadline`](Parker::park_deadline) | no token was waiting, and the thread slept | [`Park`](EventKind::Park) | block only |
+//! | [`WaitGroup::wait`] | other members of the group were still to arrive | [`WaitGroup`](crate::profile::EventKind::WaitGroup) | block |
+//! | [`ShardedLock::read`], [`ShardedLock::write`] | a shard's lock was held (each shard is the rwlock behind [`crate::RwLock`]) | [`RwLockRead`](crate::profile::EventKind::RwLockRead), [`RwLockWrite`](crate::profile::EventKind::RwLockWrite) | block; and mutex, charged at the contended unlock by the N-waiter rule (Go ≥ 1.22) |
+//! | [`Parker::park`], [`park_timeout`](Parker::park_timeout), [`park_deadline`](Parker::park_deadline) | no token was waiting, and the thread slept | [`Park`](crate::profile::EventKind::Park) | block only |
 //!
 //! The lock site is where the `WaitGroup`, `ShardedLock` or `Parker` was
 //! created. A `ShardedLock` writer locks every shard in turn, so a writer
