@@ -7,7 +7,8 @@
 //! Run: `cargo bench --bench ratios` (add `-- --quick` for a 3-round smoke run,
 //! `-- --rounds N` for N rounds, `-- --per-round` to print each round's
 //! throughputs and ratios to the better of std and parking_lot,
-//! `-- --uncontended` for the uncontended rows only). With
+//! `-- --uncontended` for the uncontended rows only; `-- --only crossbeam`
+//! for the crossbeam-channel rows only). With
 //! `--features owner-tracking` the syncprof rows include the owner hooks:
 //! compare the two builds' uncontended rows for their fast-path cost.
 
@@ -22,6 +23,9 @@ mod handoffs;
 use handoffs::{
     flow_sp, flow_std, ping_pong_pl, ping_pong_sp, ping_pong_std, queue_pl, queue_sp, queue_std,
 };
+#[path = "ratios/crossbeam.rs"]
+mod crossbeam;
+use crossbeam::{flow_crossbeam, flow_syncprof, select_crossbeam, select_syncprof};
 #[path = "ratios/writer_progress.rs"]
 mod writer_progress;
 use writer_progress::writer_progress_table;
@@ -264,6 +268,24 @@ fn main() {
         &mut || flow_std(4, None, period),
         None,
         &|| flow_sp(4, None, period),
+    );
+    // syncprof::crossbeam::channel against crossbeam-channel itself (the
+    // same algorithms; the difference is the recording and the site field).
+    for (bound, shape) in [(Some(64), "bounded(64)"), (None, "unbounded")] {
+        for (producers, consumers) in [(1, 1), (4, 1), (4, 4)] {
+            matrix.case_against(
+                &format!("crossbeam {shape}, {producers} -> {consumers}"),
+                "crossbeam-channel",
+                &mut || flow_crossbeam(producers, consumers, bound, period),
+                &|| flow_syncprof(producers, consumers, bound, period),
+            );
+        }
+    }
+    matrix.case_against(
+        "crossbeam select! over 2 bounded(64), 2 -> 1",
+        "crossbeam-channel",
+        &mut || select_crossbeam(period),
+        &|| select_syncprof(period),
     );
     rows.append(&mut matrix.rows);
     if only().is_some() || arg_after("--solo").is_some() {

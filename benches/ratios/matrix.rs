@@ -63,12 +63,38 @@ impl Matrix {
         self.case_scaled(name, 1, std, pl, sp)
     }
 
+    /// [`Matrix::case`] against another library than std (`baseline`, e.g.
+    /// crossbeam-channel), with no parking_lot column; its rows say
+    /// `syncprof … / baseline` and stay out of the worst-case rows (which
+    /// compare against std and parking_lot).
+    pub(super) fn case_against(
+        &mut self,
+        name: &str,
+        baseline: &str,
+        base: Slice,
+        sp: &dyn Fn() -> f64,
+    ) -> Vec<Vec<f64>> {
+        self.case_inner(name, 1, baseline, base, None, sp)
+    }
+
     /// [`Matrix::case`] over `scale` times the rounds, for a row whose
     /// per-round ratios spread too widely for the usual count.
     pub(super) fn case_scaled(
         &mut self,
         name: &str,
         scale: usize,
+        std: Slice,
+        pl: Option<Slice>,
+        sp: &dyn Fn() -> f64,
+    ) -> Vec<Vec<f64>> {
+        self.case_inner(name, scale, "std", std, pl, sp)
+    }
+
+    fn case_inner(
+        &mut self,
+        name: &str,
+        scale: usize,
+        baseline: &str,
         std: Slice,
         mut pl: Option<Slice>,
         sp: &dyn Fn() -> f64,
@@ -137,7 +163,7 @@ impl Matrix {
             }
         };
         println!(
-            "{name} (Mops/s, median): std {}  parking_lot {}  syncprof off {}  on {}",
+            "{name} (Mops/s, median): {baseline} {}  parking_lot {}  syncprof off {}  on {}",
             median(0),
             median(1),
             median(2),
@@ -156,7 +182,7 @@ impl Matrix {
         for (variant, idx) in [("off", 2), ("on", 3)] {
             self.rows.push((
                 name.into(),
-                format!("syncprof {variant} / std"),
+                format!("syncprof {variant} / {baseline}"),
                 paired(&s[idx], &s[0]),
                 String::new(),
             ));
@@ -168,12 +194,14 @@ impl Matrix {
                     String::new(),
                 ));
             }
-            self.rows.push((
-                name.into(),
-                format!("syncprof {variant} / better of std and parking_lot"),
-                paired(&s[idx], &best),
-                ">= 0.95".into(),
-            ));
+            if baseline == "std" {
+                self.rows.push((
+                    name.into(),
+                    format!("syncprof {variant} / better of std and parking_lot"),
+                    paired(&s[idx], &best),
+                    ">= 0.95".into(),
+                ));
+            }
         }
         if std::env::args().any(|a| a == "--per-round") {
             let per_round = |idx: usize| -> Vec<String> {
@@ -194,8 +222,10 @@ impl Matrix {
             println!("  per round, off / best: {}", per_round(2).join(" "));
             println!("  per round, on / best:  {}", per_round(3).join(" "));
         }
-        self.against_best
-            .push((name.into(), paired(&s[2], &best), paired(&s[3], &best)));
+        if baseline == "std" {
+            self.against_best
+                .push((name.into(), paired(&s[2], &best), paired(&s[3], &best)));
+        }
         s
     }
 }
