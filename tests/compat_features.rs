@@ -77,12 +77,22 @@ fn check(krate: &str, version: &str, features: &[&str], compat: &str) {
 
 #[test]
 fn every_feature_of_parking_lot_012_keeps_the_patch() {
-    check("parking_lot", "0.12", FEATURES_012, "compat/parking_lot-0.12");
+    check(
+        "parking_lot",
+        "0.12",
+        FEATURES_012,
+        "compat/parking_lot-0.12",
+    );
 }
 
 #[test]
 fn every_feature_of_parking_lot_013_keeps_the_patch() {
-    check("parking_lot", "0.13", FEATURES_013, "compat/parking_lot-0.13");
+    check(
+        "parking_lot",
+        "0.13",
+        FEATURES_013,
+        "compat/parking_lot-0.13",
+    );
 }
 
 #[test]

@@ -89,8 +89,19 @@ macro_rules! every_file {
             $module,
             $library,
             [
-                array, list, zero, select, select_macro, mpsc, after, tick, never, iter, ready,
-                same_channel, thread_locals,
+                array,
+                list,
+                zero,
+                select,
+                select_macro,
+                mpsc,
+                after,
+                tick,
+                never,
+                iter,
+                ready,
+                same_channel,
+                thread_locals,
             ]
         );
     };

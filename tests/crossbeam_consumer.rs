@@ -93,11 +93,6 @@ fn tracing_appender_builds_and_passes_its_tests_on_the_patched_crossbeam_channel
     let member = workspace.join(CONSUMER);
     let _ = std::fs::remove_dir_all(&member);
     copy_dir(&source, &member);
-    // The published lock file pins the versions the consumer was tested
-    // with.
-    if !workspace.join("Cargo.lock").exists() {
-        let _ = std::fs::copy(member.join("Cargo.lock"), workspace.join("Cargo.lock"));
-    }
     std::fs::write(
         workspace.join("Cargo.toml"),
         format!(
@@ -107,14 +102,8 @@ fn tracing_appender_builds_and_passes_its_tests_on_the_patched_crossbeam_channel
     )
     .unwrap();
 
-    // The published lock file pins crossbeam-channel 0.5.15: move it to the
-    // patch (cargo would otherwise keep the registry's, "patch not used").
-    run(
-        cargo()
-            .args(["update", "-p", "crossbeam-channel"])
-            .current_dir(&workspace),
-        "cargo update -p crossbeam-channel",
-    );
+    // A lock file of our own, resolved with the patch (tracing-appender's
+    // published one pins versions that leave the patch unused).
     let tree = run(
         cargo()
             .args(["tree", "-i", "crossbeam-channel", "-e", "normal"])
@@ -125,13 +114,16 @@ fn tracing_appender_builds_and_passes_its_tests_on_the_patched_crossbeam_channel
     eprintln!("{tree}");
     let first = tree.lines().next().unwrap_or_default();
     assert!(
-        first.starts_with("crossbeam-channel v0.5.17") && first.contains(&compat.display().to_string()),
+        first.starts_with("crossbeam-channel v0.5.17")
+            && first.contains(&compat.display().to_string()),
         "crossbeam-channel is not the compat crate:\n{tree}"
     );
     assert!(tree.contains(CONSUMER), "{tree}");
 
     let test = run(
-        cargo().args(["test", "--lib", "--tests"]).current_dir(&workspace),
+        cargo()
+            .args(["test", "--lib", "--tests"])
+            .current_dir(&workspace),
         "cargo test (tracing-appender's tests)",
     );
     let stdout = String::from_utf8_lossy(&test.stdout);

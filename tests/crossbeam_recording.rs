@@ -148,8 +148,16 @@ fn a_rendezvous_records_the_receiver_and_the_sender_that_waited() {
         .filter(|r| r.event_kind() == Some(EventKind::ChanSend))
         .cloned()
         .collect();
-    assert_eq!(recv.iter().map(Record::count).sum::<f64>(), 1.0, "{records:?}");
-    assert_eq!(send.iter().map(Record::count).sum::<f64>(), 1.0, "{records:?}");
+    assert_eq!(
+        recv.iter().map(Record::count).sum::<f64>(),
+        1.0,
+        "{records:?}"
+    );
+    assert_eq!(
+        send.iter().map(Record::count).sum::<f64>(),
+        1.0,
+        "{records:?}"
+    );
     assert_close(total_delay(&recv), receiver_waited);
     assert_close(total_delay(&send), sender_waited);
     assert_leaf_is(&recv[0], "Receiver<T>::recv");
@@ -321,7 +329,10 @@ fn a_sharded_lock_writer_behind_readers_is_recorded_and_charged_to_them() {
     assert!(!charges.is_empty());
     let charged = total_delay(&charges);
     let ratio = charged.as_secs_f64() / total_delay(&writes).as_secs_f64();
-    assert!((0.8..=1.3).contains(&ratio), "charged {charged:?}, waited {waited:?}");
+    assert!(
+        (0.8..=1.3).contains(&ratio),
+        "charged {charged:?}, waited {waited:?}"
+    );
 }
 
 #[test]

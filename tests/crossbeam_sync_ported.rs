@@ -39,13 +39,7 @@ mod xorshift {
 /// Instantiates the bodies with `sync` = the library under test.
 macro_rules! ported {
     ($module:ident, $library:path) => {
-        #[allow(
-            clippy::all,
-            unused_imports,
-            unused_mut,
-            dead_code,
-            unexpected_cfgs
-        )]
+        #[allow(clippy::all, unused_imports, unused_mut, dead_code, unexpected_cfgs)]
         mod $module {
             mod wait_group {
                 use $library as sync;

@@ -23,7 +23,9 @@
 //! the channel was created; of a select, where `Select::new` was called or
 //! the `select!` macro used.
 
-// The copied files keep upstream's code, comments and lints.
+// The copied files keep upstream's code, comments, lints and formatting
+// (`rustfmt::skip`: its 2021-style import order and line breaks), so that
+// `syncprof.patch` holds syncprof's changes only.
 #![allow(
     missing_debug_implementations,
     clippy::undocumented_unsafe_blocks,
@@ -32,15 +34,24 @@
     unsafe_op_in_unsafe_fn
 )]
 
+#[rustfmt::skip]
 mod channel;
+#[rustfmt::skip]
 mod context;
+#[rustfmt::skip]
 mod counter;
+#[rustfmt::skip]
 mod err;
+#[rustfmt::skip]
 mod flavors;
 pub(crate) mod recording;
+#[rustfmt::skip]
 mod select;
+#[rustfmt::skip]
 mod select_macro;
+#[rustfmt::skip]
 mod utils;
+#[rustfmt::skip]
 mod waker;
 
 /// Crate internals used by the `select!` macro.

@@ -15,7 +15,8 @@
 //! `std`'s: their waits are the group's or the parker's, recorded once under
 //! its own kind, not as a condvar wait plus a mutex wait.
 
-// The copied files keep upstream's code, comments and lints.
+// The copied files keep upstream's code, comments, lints and formatting
+// (`rustfmt::skip`), so that `syncprof.patch` holds syncprof's changes only.
 #![allow(
     missing_debug_implementations,
     clippy::undocumented_unsafe_blocks,
@@ -24,9 +25,12 @@
     unsafe_op_in_unsafe_fn
 )]
 
+#[rustfmt::skip]
 mod parker;
 mod shard;
+#[rustfmt::skip]
 mod sharded_lock;
+#[rustfmt::skip]
 mod wait_group;
 
 pub use parker::{Parker, Unparker};

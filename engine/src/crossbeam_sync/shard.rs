@@ -66,7 +66,8 @@ impl<T> RwLock<T> {
         }
         // SAFETY: this thread took a read lock just above; the guard gives
         // it back.
-        let guard = RwLockReadGuard(unsafe { self.inner.make_read_guard_unchecked(GuardMarker::new()) });
+        let guard =
+            RwLockReadGuard(unsafe { self.inner.make_read_guard_unchecked(GuardMarker::new()) });
         self.poison_result(guard)
     }
 
