@@ -18,7 +18,8 @@
 //!
 //! Labels: `lock`, the `file:line` where the primitive was created (as in
 //! the profiles' `lock` label), and `kind` (`mutex`, `rwlock_read`,
-//! `rwlock_write`, `condvar`, `barrier`, `chan_send`, `chan_recv`). A lock's
+//! `rwlock_write`, `condvar`, `barrier`, `chan_send`, `chan_recv`, and the
+//! other kinds of `EventKind::label`: `select`, `waitgroup`, `park`, …). A lock's
 //! own waits and the waits it caused share the `kind` of the operation:
 //! `mutex` for `Mutex`, `rwlock_read`/`rwlock_write` for `RwLock` (the kind
 //! of the unlock that woke waiters).

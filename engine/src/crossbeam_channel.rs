@@ -47,7 +47,9 @@ mod flavors;
 pub(crate) mod recording;
 #[rustfmt::skip]
 mod select;
-#[rustfmt::skip]
+// Not `rustfmt::skip`ped: an attribute on this `mod` would make its
+// `#[macro_export]` macros "macro-expanded", which `pub use` below may not
+// name; the file is rustfmt-clean as upstream wrote it.
 mod select_macro;
 #[rustfmt::skip]
 mod utils;
