@@ -227,11 +227,38 @@ fn a_select_over_three_receivers_records_the_wait_for_the_slow_one() {
     assert_eq!(records[0].event_kind(), Some(EventKind::Select));
     assert_eq!(records[0].count(), 1.0);
     assert_close(records[0].delay(), waited);
+    // The arm that completed: the third.
+    assert_eq!(records[0].labels().get("select_arm"), Some("2"));
     // The leaf is the function that used `select!` (the macro is inline).
     assert_leaf_is(
         &records[0],
         "a_select_over_three_receivers_records_the_wait_for_the_slow_one",
     );
+}
+
+#[test]
+fn a_select_that_times_out_is_recorded_without_an_arm() {
+    let _rates = record_everything();
+    let (_tx, rx) = unbounded::<i32>();
+    let (_tx2, rx2) = unbounded::<i32>();
+    let before = profile::block();
+    let start = Instant::now();
+    // Two operations: `select!` turns a single one into the channel's own
+    // `recv_timeout` (recorded as `chan_recv` at the channel's site).
+    let site = (file!(), line!() + 1);
+    let timed_out = select! {
+        recv(rx) -> _ => false,
+        recv(rx2) -> _ => false,
+        default(WAIT) => true,
+    };
+    let waited = start.elapsed();
+    assert!(timed_out);
+    let window = profile::block().delta(&before);
+    let records = at_site(&window, site);
+    assert_eq!(records.len(), 1, "{:?}", window.records());
+    assert_eq!(records[0].event_kind(), Some(EventKind::Select));
+    assert_eq!(records[0].labels().get("select_arm"), None);
+    assert_close(records[0].delay(), waited);
 }
 
 #[test]
@@ -259,6 +286,8 @@ fn select_struct_waits_are_recorded_at_its_creation_site() {
     assert_eq!(records.len(), 1, "{:?}", window.records());
     assert_eq!(records[0].event_kind(), Some(EventKind::Select));
     assert_close(records[0].delay(), waited);
+    let index = index.to_string();
+    assert_eq!(records[0].labels().get("select_arm"), Some(index.as_str()));
     assert_leaf_is(&records[0], "Select::select");
 }
 

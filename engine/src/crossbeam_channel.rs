@@ -19,7 +19,8 @@
 //! | `Select::select*`, `Select::ready*`, `select!`, `select_biased!` | no operation was ready | `select` |
 //!
 //! An operation that completes without parking (crossbeam's own spinning
-//! included) records nothing. The lock site of a send or receive is where
+//! included) records nothing. A `select` wait is labelled `select_arm`, the
+//! index of the operation that completed. The lock site of a send or receive is where
 //! the channel was created; of a select, where `Select::new` was called or
 //! the `select!` macro used.
 

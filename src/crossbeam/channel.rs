@@ -28,8 +28,14 @@
 //! Its stack is the waiting thread's, leaf first, starting at the public
 //! method above (for `select!`, the function that uses the macro).
 //! `try_send`, `try_recv`, [`TryIter`], [`Select::try_select`] and
-//! [`Select::try_ready`] never block and never record. Which operation of
-//! a `select` completed is not (yet) a label.
+//! [`Select::try_ready`] never block and never record.
+//!
+//! A `select` wait carries the label `select_arm`: the index of the
+//! operation that completed (for `select!`, the arm's position from 0; for
+//! [`Select`], the index that [`Select::send`] / [`Select::recv`] returned).
+//! A wait that timed out has none. (`select!` with a single operation is
+//! that channel's own `recv` / `send`, as upstream expands it: a
+//! `chan_recv` / `chan_send` wait at the channel's site.)
 //!
 //! [`EventKind`]: crate::profile::EventKind
 //!

@@ -5,9 +5,15 @@
 //!
 //! The thread-local keeps the copied flavors' signatures as upstream has
 //! them: one `Parked::begin` before each park or sleep, nothing else.
+//!
+//! A `select` wait is recorded once the selection is complete, labelled
+//! `select_arm` with the index of the operation that completed (for
+//! `select!`, the arm's position, from 0): the park's end is kept aside
+//! ([`SELECT_WAIT`]) until [`blocking_select`] knows the index.
 
 use core::cell::Cell;
 
+use crate::labels;
 use crate::profile::{self, BlockStart, EventKind, LockSite, StackMark};
 
 /// A blocking operation in progress on this thread: what its park records.
@@ -23,6 +29,13 @@ thread_local! {
     /// [`blocking`] for the duration of the operation, read by
     /// [`Parked::begin`]. Touched only on a blocking operation's slow path.
     static CURRENT: Cell<Option<Wait>> = const { Cell::new(None) };
+
+    /// A `select` wait whose park has ended but which is not yet recorded
+    /// (its arm is not known yet): set by `Parked`'s drop, taken by
+    /// [`blocking_select`], or by the next [`Parked::begin`] of the same
+    /// operation (a select that woke without completing parks again: one
+    /// wait, from the first park).
+    static SELECT_WAIT: Cell<Option<(BlockStart, Wait)>> = const { Cell::new(None) };
 }
 
 /// Puts the previous operation back (none, unless a message's destructor
@@ -51,6 +64,46 @@ pub(crate) fn blocking<R>(
     op()
 }
 
+/// [`blocking`] for a `select` (kind `select`): `arm` gives the index of
+/// the operation that completed, from the result, for the `select_arm`
+/// label of the wait (if the thread waited).
+#[inline(always)]
+pub(crate) fn blocking_select<R>(
+    site: LockSite,
+    mark: StackMark,
+    op: impl FnOnce() -> R,
+    arm: impl FnOnce(&R) -> Option<usize>,
+) -> R {
+    let finish = FinishSelect;
+    let result = blocking(EventKind::Select, site, mark, op);
+    finish_select(arm(&result));
+    drop(finish);
+    result
+}
+
+/// Records the kept-aside `select` wait, if any, labelled with its arm.
+#[cold]
+#[inline(never)]
+fn finish_select(arm: Option<usize>) {
+    let Some((start, wait)) = SELECT_WAIT.try_with(Cell::take).ok().flatten() else {
+        return;
+    };
+    let _labels = arm.map(|arm| labels::set(&[("select_arm", &arm.to_string())]));
+    profile::end_blocking(start, wait.kind, Some(wait.site), wait.mark);
+}
+
+/// Records a kept-aside `select` wait without its arm if the operation
+/// unwinds.
+struct FinishSelect;
+
+impl Drop for FinishSelect {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            finish_select(None);
+        }
+    }
+}
+
 /// A park (or sleep) of the current blocking operation, timed from
 /// [`Parked::begin`] to its drop: one block event, however many times the
 /// thread parks in between.
@@ -67,6 +120,14 @@ impl Parked {
     #[inline(never)]
     pub(crate) fn begin() -> Option<Parked> {
         let wait = CURRENT.try_with(Cell::get).ok().flatten()?;
+        if wait.kind == EventKind::Select {
+            if let Some((start, wait)) = SELECT_WAIT.try_with(Cell::take).ok().flatten() {
+                return Some(Parked {
+                    start: Some(start),
+                    wait,
+                });
+            }
+        }
         let start = profile::begin_blocking(wait.kind, Some(wait.site), 0, wait.mark)?;
         Some(Parked {
             start: Some(start),
@@ -77,8 +138,20 @@ impl Parked {
 
 impl Drop for Parked {
     fn drop(&mut self) {
-        if let Some(start) = self.start.take() {
+        let Some(start) = self.start.take() else {
+            return;
+        };
+        if self.wait.kind == EventKind::Select {
+            // Kept aside until the arm is known (see `blocking_select`).
+            let mut kept = Some((start, self.wait));
+            let _ = SELECT_WAIT.try_with(|cell| cell.set(kept.take()));
+            let Some((start, _)) = kept else {
+                return;
+            };
+            // This thread's locals are gone: record it now, without its arm.
             profile::end_blocking(start, self.wait.kind, Some(self.wait.site), self.wait.mark);
+            return;
         }
+        profile::end_blocking(start, self.wait.kind, Some(self.wait.site), self.wait.mark);
     }
 }

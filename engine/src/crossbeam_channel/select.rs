@@ -19,7 +19,7 @@ use crate::crossbeam_channel::err::{SelectTimeoutError, TrySelectError};
 use crate::crossbeam_channel::flavors;
 use crate::crossbeam_channel::utils;
 use crate::crossbeam_channel::recording;
-use crate::profile::{EventKind, LockSite, StackMark, keep_frame};
+use crate::profile::{LockSite, StackMark, keep_frame};
 use core::panic::Location;
 
 /// Temporary data that gets initialized during select or a blocking operation, and is consumed by
@@ -489,9 +489,12 @@ pub fn select<'a>(
     let site = Location::caller();
     let mark = 0u8;
     let mark = StackMark::of(core::hint::black_box(&mark));
-    recording::blocking(EventKind::Select, site, mark, || {
-        select_inner(handles, is_biased)
-    })
+    recording::blocking_select(
+        site,
+        mark,
+        || select_inner(handles, is_biased),
+        |oper| Some(oper.index()),
+    )
 }
 
 /// syncprof: upstream's `select`, renamed.
@@ -527,9 +530,12 @@ pub fn select_timeout<'a>(
     let site = Location::caller();
     let mark = 0u8;
     let mark = StackMark::of(core::hint::black_box(&mark));
-    recording::blocking(EventKind::Select, site, mark, || {
-        select_timeout_inner(handles, timeout, is_biased)
-    })
+    recording::blocking_select(
+        site,
+        mark,
+        || select_timeout_inner(handles, timeout, is_biased),
+        |oper| oper.as_ref().ok().map(SelectedOperation::index),
+    )
 }
 
 /// syncprof: upstream's `select_timeout`, renamed.
@@ -547,12 +553,17 @@ fn select_timeout_inner<'a>(
 
 /// syncprof: runs `op`, a blocking method of [`Select`], as a blocking
 /// operation of kind `select` at `site` (see `recording`), with the stack
-/// starting at that method.
+/// starting at that method; `arm` finds the completed operation's index in
+/// the result.
 #[inline(never)]
-fn select_blocking<R>(site: LockSite, op: impl FnOnce() -> R) -> R {
+fn select_blocking<R>(
+    site: LockSite,
+    op: impl FnOnce() -> R,
+    arm: impl FnOnce(&R) -> Option<usize>,
+) -> R {
     let mark = 0u8;
     let mark = StackMark::of(core::hint::black_box(&mark));
-    recording::blocking(EventKind::Select, site, mark, op)
+    recording::blocking_select(site, mark, op, arm)
 }
 
 /// Blocks until a given deadline, or until one of the operations becomes ready and selects it.
@@ -904,7 +915,11 @@ impl<'a> Select<'a> {
     /// }
     /// ```
     pub fn select(&mut self) -> SelectedOperation<'a> {
-        let result = select_blocking(self.site, || select_inner(&mut self.handles, self.biased));
+        let result = select_blocking(
+            self.site,
+            || select_inner(&mut self.handles, self.biased),
+            |oper| Some(oper.index()),
+        );
         keep_frame();
         result
     }
@@ -956,9 +971,11 @@ impl<'a> Select<'a> {
         &mut self,
         timeout: Duration,
     ) -> Result<SelectedOperation<'a>, SelectTimeoutError> {
-        let result = select_blocking(self.site, || {
-            select_timeout_inner(&mut self.handles, timeout, self.biased)
-        });
+        let result = select_blocking(
+            self.site,
+            || select_timeout_inner(&mut self.handles, timeout, self.biased),
+            |oper| oper.as_ref().ok().map(SelectedOperation::index),
+        );
         keep_frame();
         result
     }
@@ -1012,9 +1029,11 @@ impl<'a> Select<'a> {
         &mut self,
         deadline: Instant,
     ) -> Result<SelectedOperation<'a>, SelectTimeoutError> {
-        let result = select_blocking(self.site, || {
-            select_deadline(&mut self.handles, deadline, self.biased)
-        });
+        let result = select_blocking(
+            self.site,
+            || select_deadline(&mut self.handles, deadline, self.biased),
+            |oper| oper.as_ref().ok().map(SelectedOperation::index),
+        );
         keep_frame();
         result
     }
@@ -1108,9 +1127,11 @@ impl<'a> Select<'a> {
             panic!("no operations have been added to `Select`");
         }
 
-        let result = select_blocking(self.site, || {
-            run_ready(&mut self.handles, Timeout::Never, self.biased)
-        });
+        let result = select_blocking(
+            self.site,
+            || run_ready(&mut self.handles, Timeout::Never, self.biased),
+            |index| *index,
+        );
         keep_frame();
         result.unwrap()
     }
@@ -1205,9 +1226,11 @@ impl<'a> Select<'a> {
     /// }
     /// ```
     pub fn ready_deadline(&mut self, deadline: Instant) -> Result<usize, ReadyTimeoutError> {
-        let ready = select_blocking(self.site, || {
-            run_ready(&mut self.handles, Timeout::At(deadline), self.biased)
-        });
+        let ready = select_blocking(
+            self.site,
+            || run_ready(&mut self.handles, Timeout::At(deadline), self.biased),
+            |index| *index,
+        );
         keep_frame();
         match ready {
             None => Err(ReadyTimeoutError),
