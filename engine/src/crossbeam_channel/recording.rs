@@ -36,6 +36,16 @@ thread_local! {
     /// operation (a select that woke without completing parks again: one
     /// wait, from the first park).
     static SELECT_WAIT: Cell<Option<(BlockStart, Wait)>> = const { Cell::new(None) };
+
+    /// Whether [`SELECT_WAIT`] holds a wait: the one read a `select` that did
+    /// not park pays (twice).
+    static SELECT_PENDING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether a `select` wait is kept aside on this thread.
+#[inline(always)]
+fn select_pending() -> bool {
+    SELECT_PENDING.try_with(Cell::get).unwrap_or(false)
 }
 
 /// Puts the previous operation back (none, unless a message's destructor
@@ -76,7 +86,9 @@ pub(crate) fn blocking_select<R>(
 ) -> R {
     let finish = FinishSelect;
     let result = blocking(EventKind::Select, site, mark, op);
-    finish_select(arm(&result));
+    if select_pending() {
+        finish_select(arm(&result));
+    }
     drop(finish);
     result
 }
@@ -85,20 +97,27 @@ pub(crate) fn blocking_select<R>(
 #[cold]
 #[inline(never)]
 fn finish_select(arm: Option<usize>) {
-    let Some((start, wait)) = SELECT_WAIT.try_with(Cell::take).ok().flatten() else {
+    let Some((start, wait)) = take_select_wait() else {
         return;
     };
     let _labels = arm.map(|arm| labels::set(&[("select_arm", &arm.to_string())]));
     profile::end_blocking(start, wait.kind, Some(wait.site), wait.mark);
 }
 
+/// Takes the kept-aside `select` wait.
+fn take_select_wait() -> Option<(BlockStart, Wait)> {
+    let _ = SELECT_PENDING.try_with(|pending| pending.set(false));
+    SELECT_WAIT.try_with(Cell::take).ok().flatten()
+}
+
 /// Records a kept-aside `select` wait without its arm if the operation
-/// unwinds.
+/// unwinds (on return, [`blocking_select`] has recorded it already).
 struct FinishSelect;
 
 impl Drop for FinishSelect {
+    #[inline(always)]
     fn drop(&mut self) {
-        if std::thread::panicking() {
+        if select_pending() {
             finish_select(None);
         }
     }
@@ -120,8 +139,8 @@ impl Parked {
     #[inline(never)]
     pub(crate) fn begin() -> Option<Parked> {
         let wait = CURRENT.try_with(Cell::get).ok().flatten()?;
-        if wait.kind == EventKind::Select {
-            if let Some((start, wait)) = SELECT_WAIT.try_with(Cell::take).ok().flatten() {
+        if wait.kind == EventKind::Select && select_pending() {
+            if let Some((start, wait)) = take_select_wait() {
                 return Some(Parked {
                     start: Some(start),
                     wait,
@@ -145,6 +164,7 @@ impl Drop for Parked {
             // Kept aside until the arm is known (see `blocking_select`).
             let mut kept = Some((start, self.wait));
             let _ = SELECT_WAIT.try_with(|cell| cell.set(kept.take()));
+            let _ = SELECT_PENDING.try_with(|pending| pending.set(kept.is_none()));
             let Some((start, _)) = kept else {
                 return;
             };
