@@ -66,15 +66,16 @@ impl<T> RwLock<T> {
         }
         // SAFETY: this thread took a read lock just above; the guard gives
         // it back.
-        let guard =
-            RwLockReadGuard(unsafe { self.inner.make_read_guard_unchecked(GuardMarker::new()) });
+        let guard = unsafe { self.inner.make_read_guard_unchecked(GuardMarker::new()) };
+        let guard = RwLockReadGuard(guard, PhantomData);
         self.poison_result(guard)
     }
 
     /// A read lock if one can be taken now.
     #[inline]
     pub(crate) fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
-        self.try_poison_result(self.inner.try_read().map(RwLockReadGuard))
+        let guard = self.inner.try_read();
+        self.try_poison_result(guard.map(|guard| RwLockReadGuard(guard, PhantomData)))
     }
 
     /// The write lock, waiting for it. Always inlined, as [`Self::read`].
@@ -101,11 +102,15 @@ impl<T> RwLock<T> {
     }
 }
 
-/// A read lock of a shard.
-pub(crate) struct RwLockReadGuard<'a, T: ?Sized>(lock_api::RwLockReadGuard<'a, RawRwLock, T>);
+/// A read lock of a shard. Not `Send`, as std's (also when the engine's
+/// `send_guard` feature makes lock_api's guards `Send`).
+pub(crate) struct RwLockReadGuard<'a, T: ?Sized>(
+    lock_api::RwLockReadGuard<'a, RawRwLock, T>,
+    PhantomData<*const ()>,
+);
 
 /// The write lock of a shard; poisons the lock when dropped by a panic that
-/// started while it was held.
+/// started while it was held. Not `Send`, as std's.
 pub(crate) struct RwLockWriteGuard<'a, T: ?Sized> {
     guard: lock_api::RwLockWriteGuard<'a, RawRwLock, T>,
     poisoned: &'a AtomicBool,
