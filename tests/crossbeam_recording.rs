@@ -441,3 +441,46 @@ fn nothing_is_recorded_when_block_profiling_is_off() {
     let window = profile::block().delta(&before);
     assert!(at_site(&window, site).is_empty());
 }
+
+#[test]
+fn threads_blocked_in_the_crossbeam_face_are_in_the_waiting_view() {
+    let _rates = record_everything();
+    let (tx1, rx1) = bounded::<i32>(0);
+    let (_tx2, rx2) = unbounded::<i32>();
+    let parker = Parker::new();
+    let unparker = parker.unparker().clone();
+    let selecting = thread::Builder::new()
+        .name("cb-select".into())
+        .spawn(move || {
+            select! {
+                recv(rx1) -> msg => msg.unwrap(),
+                recv(rx2) -> msg => msg.unwrap(),
+            }
+        })
+        .unwrap();
+    let parked = thread::Builder::new()
+        .name("cb-park".into())
+        .spawn(move || parker.park())
+        .unwrap();
+    let find = |thread: &str| {
+        let start = Instant::now();
+        loop {
+            let now = profile::waiting();
+            let kind = now
+                .records()
+                .iter()
+                .find(|r| r.waiter().is_some_and(|w| w.thread() == thread))
+                .and_then(Record::event_kind);
+            if kind.is_some() || start.elapsed() > Duration::from_secs(10) {
+                return kind;
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
+    };
+    assert_eq!(find("cb-select"), Some(EventKind::Select));
+    assert_eq!(find("cb-park"), Some(EventKind::Park));
+    tx1.send(1).unwrap();
+    unparker.unpark();
+    assert_eq!(selecting.join().unwrap(), 1);
+    parked.join().unwrap();
+}

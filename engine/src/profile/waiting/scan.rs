@@ -93,6 +93,9 @@ fn event_kind(index: usize) -> Option<EventKind> {
         AsyncChanSend,
         AsyncChanRecv,
         Once,
+        Select,
+        WaitGroup,
+        Park,
     ]
     .get(index)
     .copied()
@@ -208,4 +211,20 @@ pub fn scan_slots(slots: &[ThreadSlot]) -> Vec<ThreadView> {
         });
     }
     views
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind, stored as its index by `register_in`, reads back as
+    /// itself (a kind missing here would drop its waits from the view).
+    #[test]
+    fn every_kind_reads_back() {
+        for index in 0..=EventKind::Park as usize {
+            let kind = event_kind(index).expect("a kind for every index");
+            assert_eq!(kind as usize, index);
+        }
+        assert_eq!(event_kind(EventKind::Park as usize + 1), None);
+    }
 }
