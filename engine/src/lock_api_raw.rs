@@ -42,13 +42,15 @@ pub use condvar::RawCondvar;
 pub use pl_condvar::{Condvar, WaitTimeoutResult};
 pub use pl_once::{Once, OnceState};
 
-/// The `lock` label of a lock built through `lock_api` (`RawMutex::INIT`,
-/// `lock_api::Mutex::new`): a constant cannot know its user's location, so
-/// every such lock shares this line of syncprof's source. Locks made by
+/// The site of a lock built through `lock_api` (`RawMutex::INIT`,
+/// `lock_api::Mutex::new`, and so every lock of the parking_lot compat
+/// crates): a constant cannot know its user's location, so exports name
+/// each sample of such a lock after its own stack's first frame outside the
+/// lock wrappers ([`crate::profile::lock_label`]). Locks made by
 /// `syncprof::parking_lot::Mutex::new` and the other constructors of this
 /// module carry their caller's location instead.
 #[doc(hidden)]
-pub const LOCK_API_SITE: LockSite = Location::caller();
+pub const LOCK_API_SITE: LockSite = crate::profile::lock_label::UNNAMED;
 
 /// The deadline `timeout` from now; `None` when it cannot be represented
 /// (then the wait has no deadline, as parking_lot's).

@@ -27,6 +27,7 @@ mod delta;
 #[doc(hidden)]
 pub mod env;
 mod event;
+pub mod lock_label;
 #[doc(hidden)]
 pub mod memo;
 #[cfg(feature = "metrics")]
