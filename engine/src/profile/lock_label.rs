@@ -15,7 +15,12 @@
 //! the stack is the sample's own, and the label is found at export, from
 //! the same symbols. Where no such frame is known (an unsymbolized export,
 //! a stack of wrappers only), the label says so ([`UNNAMED_TEXT`]) rather
-//! than naming a wrapper's line.
+//! than naming a wrapper's line. The same holds for a lock made through a
+//! `#[track_caller]` constructor called from a wrapper's file
+//! ([`WRAPPER_FILES`]: tokio's `Condvar::new` calls the compat crate's).
+//!
+//! Metrics and deadlock reports have no stack: there every such lock is
+//! [`UNNAMED_TEXT`], one series for all of them.
 
 use core::panic::Location;
 
@@ -29,7 +34,7 @@ pub const UNNAMED: LockSite = Location::caller();
 /// The label of an [`UNNAMED`] lock's sample when its stack names no frame
 /// outside the lock wrappers, and in unsymbolized exports and metrics
 /// (which have no stack).
-pub const UNNAMED_TEXT: &str = "unnamed (made by lock_api INIT; caller unknown)";
+pub const UNNAMED_TEXT: &str = "unnamed (made by a constant or a lock wrapper; caller unknown)";
 
 /// Module prefixes of the lock wrappers a label looks past: the lock crates
 /// (`lock_api`, `parking_lot` and `parking_lot_core`, the compat crates
@@ -47,12 +52,21 @@ pub const WRAPPERS: &[&str] = &[
     "tokio::loom::std::mutex",
 ];
 
-/// Whether `site` is [`UNNAMED`] (compared by value: a constant's address
-/// is not guaranteed to be unique).
+/// Files of lock wrappers that make their locks through a `#[track_caller]`
+/// constructor (the compat crates' `Condvar::new`, `const_mutex`, …), so
+/// that every lock made there would carry the wrapper's line: tokio's
+/// `loom/std/parking_lot.rs` (suffixes of the file's path).
+pub const WRAPPER_FILES: &[&str] = &["/src/loom/std/parking_lot.rs"];
+
+/// Whether `site` names no lock of its own: [`UNNAMED`] (compared by value:
+/// a constant's address is not guaranteed to be unique), or a line of a
+/// lock wrapper ([`WRAPPER_FILES`]). Exports name such a lock's samples
+/// after their stacks.
 pub fn is_unnamed(site: LockSite) -> bool {
-    site.file() == UNNAMED.file()
+    (site.file() == UNNAMED.file()
         && site.line() == UNNAMED.line()
-        && site.column() == UNNAMED.column()
+        && site.column() == UNNAMED.column())
+        || WRAPPER_FILES.iter().any(|w| site.file().ends_with(w))
 }
 
 /// Whether `function` (a demangled name, possibly `<T as Trait>::f` or
@@ -126,7 +140,7 @@ pub fn from_stack(addrs: &[usize], symbols: &AddrMap<std::sync::Arc<Symbols>>) -
 }
 
 /// The `lock` label of a sample at `site` on stack `addrs`: `file:line` of
-/// the site, or for an [`UNNAMED`] site the stack's first frame outside the
+/// the site (the file shortened by [`short_file`]), or for an [`UNNAMED`] site the stack's first frame outside the
 /// wrappers (with `symbols`; without, or when none is found,
 /// [`UNNAMED_TEXT`]).
 #[doc(hidden)]
@@ -136,7 +150,7 @@ pub fn label(
     symbols: Option<&AddrMap<std::sync::Arc<Symbols>>>,
 ) -> String {
     if !is_unnamed(site) {
-        return format!("{}:{}", site.file(), site.line());
+        return format!("{}:{}", short_file(site.file()), site.line());
     }
     symbols
         .and_then(|symbols| from_stack(addrs, symbols))
