@@ -212,6 +212,9 @@ fn mutex_rows<P: Lock, S: Lock>(
     }
 }
 
+/// An RwLock with its read and its write.
+type ReadWrite<'l, L> = (&'l L, fn(&L) -> u64, fn(&L));
+
 /// Read-heavy RwLock rows (1% writes, 4 and 16 threads) of `ours`
 /// (profiling off and on) against `peer`.
 #[allow(clippy::too_many_arguments)]
@@ -219,8 +222,8 @@ fn rwlock_rows<P: Sync, S: Sync>(
     rows: &mut Rows,
     title: &str,
     peer_name: &str,
-    peer: (&P, fn(&P) -> u64, fn(&P)),
-    ours: (&S, fn(&S) -> u64, fn(&S)),
+    peer: ReadWrite<'_, P>,
+    ours: ReadWrite<'_, S>,
     period: Duration,
 ) {
     for threads in [4, 16] {
