@@ -65,8 +65,9 @@ pub fn deadline(timeout: Duration) -> Option<Instant> {
 /// `syncprof::parking_lot::Mutex`, `syncprof::parking_lot::ReentrantMutex` and
 /// `syncprof::parking_lot::Condvar` are built on; usable as
 /// `lock_api::Mutex<syncprof::parking_lot::RawMutex, T>` by crates with their
-/// own `lock_api` types (whose locks are then labelled with one line of
-/// syncprof's source, since `INIT` is a constant).
+/// own `lock_api` types (whose samples are then labelled with their own
+/// stack's first line outside the lock wrappers, since `INIT` is a
+/// constant: see `profile::lock_label`).
 pub struct RawMutex {
     #[doc(hidden)]
     pub inner: Mutex,
