@@ -101,8 +101,8 @@ impl Shape {
 
     /// One slice of `variant` on this shape.
     fn run(self, variant: Variant, p: &Params) -> Slice {
-        use workloads::*;
         use Variant::*;
+        use workloads::*;
         match (self, variant) {
             (Shape::Mutex, Std) => mutex::<std::sync::Mutex<u64>>(p),
             (Shape::Mutex, ParkingLot) => mutex::<parking_lot::Mutex<u64>>(p),
@@ -168,7 +168,11 @@ impl Config {
             sections.retain(|(l, _)| l.replace('µ', "u") == only.replace('µ', "u"));
             assert!(!sections.is_empty(), "--section 20ns|50ns|200ns|1µs|5µs");
         }
-        let mut threads = if quick { vec![2, 8, 32] } else { vec![1, 2, 4, 8, 16, 32] };
+        let mut threads = if quick {
+            vec![2, 8, 32]
+        } else {
+            vec![1, 2, 4, 8, 16, 32]
+        };
         let threads_filter = arg_after("--threads").map(|n| n.parse().expect("--threads N"));
         if let Some(n) = threads_filter {
             threads = vec![n];
@@ -257,7 +261,7 @@ impl Config {
 }
 
 /// One pass over the grid: prints the table as it goes, then the summary.
-fn pass(config: &Config, title: &str) {
+fn pass(config: &Config, title: &str, short: &str) {
     println!("\n## {title}\n");
     report::header();
     let mut cells = Vec::new();
@@ -279,7 +283,7 @@ fn pass(config: &Config, title: &str) {
         report::row(&cell);
         cells.push(cell);
     }
-    report::summary(title, &cells);
+    report::summary(short, &cells);
 }
 
 fn main() {
@@ -290,7 +294,7 @@ fn main() {
         return;
     }
     let quick = flag("--quick");
-    let wait_check = !flag("--no-wait-check");
+    let check_waiting = !flag("--no-wait-check");
     if flag("--wait-check-only") {
         wait_check();
         return;
@@ -307,7 +311,7 @@ fn main() {
         config.cells().len(),
         config.rounds,
         config.period.as_millis(),
-        (per_pass * passes as f64 + if wait_check { 4.0 } else { 0.0 }) / 60.0
+        (per_pass * passes as f64 + if check_waiting { 4.0 } else { 0.0 }) / 60.0
     );
     println!(
         "work steps: sections {}; between sections (1 µs) {}",
@@ -324,7 +328,7 @@ fn main() {
          ratios; CPU columns: CPU per op / the better peer's"
     );
     if !load_only {
-        pass(&config, "Grid");
+        pass(&config, "Grid", "no competing load");
     }
     if under_load {
         let spinner = load::Spinner::start();
@@ -334,10 +338,11 @@ fn main() {
                 "Grid under load (one core kept busy by process {})",
                 spinner.id()
             ),
+            "under load",
         );
         drop(spinner);
     }
-    if wait_check {
+    if check_waiting {
         wait_check();
     }
 }
@@ -347,5 +352,8 @@ fn wait_check() {
     Variant::Prod10us.apply();
     let ok = waiting::check("block rate 10 µs, mutex fraction 10");
     Variant::Off.apply();
-    println!("\nwaiting costs no CPU: {}", if ok { "PASS" } else { "FAIL" });
+    println!(
+        "\nwaiting costs no CPU: {}",
+        if ok { "PASS" } else { "FAIL" }
+    );
 }

@@ -2,7 +2,7 @@
 //! table's rows and the summary.
 
 use super::harness::{Slice, median, paired};
-use super::{Variant, VARIANTS};
+use super::{VARIANTS, Variant};
 
 /// A cell's name (shape, critical section, threads, work between sections).
 #[derive(Clone)]
@@ -15,12 +15,16 @@ pub(super) struct CellName {
 
 impl CellName {
     fn short(&self) -> String {
+        let threads = if self.threads.parse::<usize>().is_ok() {
+            format!("{} threads", self.threads)
+        } else {
+            self.threads.clone()
+        };
         format!(
-            "{} {} {} thr{}",
+            "{}, {} section, {threads}{}",
             self.shape,
             self.section,
-            self.threads,
-            if self.gap { " +1µs gap" } else { "" }
+            if self.gap { ", 1 µs between" } else { "" }
         )
     }
 }
@@ -72,7 +76,10 @@ impl Cell {
         }
         // The better peer: the higher median throughput, then compared round
         // by round (not the better of the two in each round, biased upwards).
-        let best = match (tput[Variant::Std as usize], tput[Variant::ParkingLot as usize]) {
+        let best = match (
+            tput[Variant::Std as usize],
+            tput[Variant::ParkingLot as usize],
+        ) {
             (Some(s), Some(p)) if p > s => Variant::ParkingLot,
             _ => Variant::Std,
         };
@@ -164,7 +171,11 @@ impl Cell {
                 Some((v / 0.98, format!("{v:.3}")))
             }
             3 => {
-                let fallback = if self.off_best > 1.5 { self.r1_best / 0.95 } else { 0.0 };
+                let fallback = if self.off_best > 1.5 {
+                    self.r1_best / 0.95
+                } else {
+                    0.0
+                };
                 Some((
                     (self.r1_off / 0.92).max(fallback),
                     format!("{:.3} (vs peer {:.3})", self.r1_off, self.r1_best),

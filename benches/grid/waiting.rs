@@ -10,6 +10,10 @@ use super::harness::thread_cpu;
 
 const HOLD: Duration = Duration::from_secs(1);
 
+/// A case: its name, what it measures ((CPU, wall) of the waiting), the
+/// CPU allowed.
+type Case = (&'static str, fn() -> (Duration, Duration), Duration);
+
 /// (CPU, wall) of `f` on the calling thread.
 fn timed(f: impl FnOnce()) -> (Duration, Duration) {
     let cpu0 = thread_cpu();
@@ -85,10 +89,18 @@ pub(super) fn check(settings: &str) -> bool {
     println!("| waiter | blocked (wall) | CPU while blocked | limit | result |");
     println!("| --- | --- | --- | --- | --- |");
     let mut all = true;
-    let cases: [(&str, fn() -> (Duration, Duration), Duration); 4] = [
+    let cases: [Case; 4] = [
         ("1 thread on a Condvar", condvar, Duration::from_millis(2)),
-        ("1 thread in channel recv", channel, Duration::from_millis(2)),
-        ("1 thread on a held Mutex", || mutex(1), Duration::from_millis(2)),
+        (
+            "1 thread in channel recv",
+            channel,
+            Duration::from_millis(2),
+        ),
+        (
+            "1 thread on a held Mutex",
+            || mutex(1),
+            Duration::from_millis(2),
+        ),
         (
             "16 threads on one held Mutex (sum)",
             || mutex(16),
