@@ -38,6 +38,8 @@ pub(super) struct Cell {
     tput: [Option<f64>; VARIANTS.len()],
     best: Variant,
     best_cpu_ns: f64,
+    /// The other peer's CPU per operation over the better one's, if it ran.
+    other_peer_cpu: Option<f64>,
     off_best: f64,
     p10_best: f64,
     p1ms_best: f64,
@@ -87,6 +89,10 @@ impl Cell {
         let cpu_ratio = |a: Variant| paired(&cpus(a), &cpus(best));
         let mut cell = Cell {
             best_cpu_ns: median(cpus(best)),
+            other_peer_cpu: [Variant::Std, Variant::ParkingLot]
+                .into_iter()
+                .find(|&v| v != best && !samples[v as usize].is_empty())
+                .map(cpu_ratio),
             off_best: ratio(Variant::Off, best),
             p10_best: ratio(Variant::Prod10us, best),
             p1ms_best: ratio(Variant::Prod1ms, best),
@@ -196,9 +202,9 @@ pub(super) fn header() {
     println!(
         "| shape | section | threads | gap | std | parking_lot | off | rate 1 | prod 10µs | prod 1ms \
          | off/peer | p10µs/peer | p1ms/peer | p10µs/off | p1ms/off | r1/off \
-         | CPU off | CPU p10µs | CPU p1ms | CPU r1 | peer CPU ns/op | misses |"
+         | CPU off | CPU p10µs | CPU p1ms | CPU r1 | CPU other peer | peer CPU ns/op | misses |"
     );
-    println!("|{}", " --- |".repeat(22));
+    println!("|{}", " --- |".repeat(23));
 }
 
 pub(super) fn row(c: &Cell) {
@@ -209,7 +215,7 @@ pub(super) fn row(c: &Cell) {
     };
     let f = |x: f64| format!("{x:.3}");
     println!(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
         c.name.shape,
         c.name.section,
         c.name.threads,
@@ -230,6 +236,7 @@ pub(super) fn row(c: &Cell) {
         f(c.cpu[1]),
         f(c.cpu[2]),
         f(c.cpu[3]),
+        c.other_peer_cpu.map_or("-".to_string(), f),
         c.best_cpu_ns,
         if c.misses.is_empty() {
             "ok".to_string()
