@@ -144,6 +144,9 @@ fn flag(name: &str) -> bool {
 /// What to run: the cells' coordinates, rounds and slice length.
 struct Config {
     rounds: usize,
+    /// Rounds of a channel cell per round of the others: their per-round
+    /// ratios spread most (std against std by ±20% in benches/ratios.rs).
+    channel_scale: usize,
     period: Duration,
     sections: Vec<(&'static str, u64)>,
     threads: Vec<usize>,
@@ -191,15 +194,16 @@ impl Config {
             None if threads_filter.is_some() => shapes.retain(|s| !s.is_channel()),
             None => {}
         }
-        let rounds = arg_after("--rounds").map_or(if quick { 3 } else { 9 }, |n| {
-            n.parse().expect("--rounds N")
-        });
+        let explicit = arg_after("--rounds").map(|n| n.parse().expect("--rounds N"));
+        let rounds = explicit.unwrap_or(if quick { 3 } else { 9 });
+        let channel_scale = if quick || explicit.is_some() { 1 } else { 3 };
         let slice_ms = arg_after("--slice-ms").map_or(100, |n| n.parse().expect("--slice-ms N"));
         // Nanoseconds to work steps, from one calibration.
         let ns_per_step = 1.0 / calibrate(Duration::from_micros(100)) as f64 * 100_000.0;
         let steps = |ns: u64| ((ns as f64 / ns_per_step).round() as u64).max(1);
         Config {
             rounds,
+            channel_scale,
             period: Duration::from_millis(slice_ms),
             sections: sections.into_iter().map(|(l, ns)| (l, steps(ns))).collect(),
             threads,
@@ -247,6 +251,14 @@ impl Config {
         cells
     }
 
+    fn rounds_of(&self, shape: Shape) -> usize {
+        if shape.is_channel() {
+            self.rounds * self.channel_scale
+        } else {
+            self.rounds
+        }
+    }
+
     /// Seconds one pass takes (slices plus ~5 ms each to start and join
     /// threads).
     fn estimate(&self) -> f64 {
@@ -254,7 +266,7 @@ impl Config {
             .iter()
             .map(|(_, shape, _)| {
                 let variants = if shape.is_channel() { 5 } else { 6 };
-                (self.rounds * variants) as f64 * (self.period.as_secs_f64() + 0.005)
+                (self.rounds_of(*shape) * variants) as f64 * (self.period.as_secs_f64() + 0.005)
             })
             .sum()
     }
@@ -271,7 +283,7 @@ fn pass(config: &Config, title: &str, short: &str) {
             .filter(|v| !(shape.is_channel() && *v == Variant::ParkingLot))
             .collect();
         let mut samples = vec![Vec::new(); VARIANTS.len()];
-        for round in 0..config.rounds {
+        for round in 0..config.rounds_of(shape) {
             for k in 0..variants.len() {
                 let v = variants[(round + k) % variants.len()];
                 v.apply();
@@ -306,11 +318,13 @@ fn main() {
     let per_pass = config.estimate();
     let passes = usize::from(!load_only) + usize::from(under_load);
     println!(
-        "syncprof grid: {} cells per pass, {} rounds of {} ms slices, {passes} pass(es); \
+        "syncprof grid: {} cells per pass, {} rounds of {} ms slices ({}x for channels), \
+         {passes} pass(es); \
          machine: {cores} cores; estimated duration {:.0} min",
         config.cells().len(),
         config.rounds,
         config.period.as_millis(),
+        config.channel_scale,
         (per_pass * passes as f64 + if check_waiting { 4.0 } else { 0.0 }) / 60.0
     );
     println!(
