@@ -1,5 +1,7 @@
 #![allow(missing_docs)]
-//! `syncprof::parking_lot` against `parking_lot` 0.13 itself, measured
+//! `syncprof::parking_lot` (and so compat/parking_lot-0.13, which re-exports
+//! it) against `parking_lot` 0.13, and compat/parking_lot-0.12 against
+//! `parking_lot` 0.12.5, measured
 //! interleaved in one process in short slices (A B C, B C A, … at least 9
 //! rounds); each ratio is the median over rounds of the per-round ratio, so
 //! drift in a noisy machine's speed cancels out.
@@ -31,6 +33,20 @@ trait Lock: Sync {
 }
 
 impl Lock for parking_lot::Mutex<u64> {
+    #[inline]
+    fn with(&self, f: impl FnOnce(&mut u64)) {
+        f(&mut self.lock());
+    }
+}
+
+impl Lock for parking_lot_012::Mutex<u64> {
+    #[inline]
+    fn with(&self, f: impl FnOnce(&mut u64)) {
+        f(&mut self.lock());
+    }
+}
+
+impl Lock for parking_lot_compat_012::Mutex<u64> {
     #[inline]
     fn with(&self, f: impl FnOnce(&mut u64)) {
         f(&mut self.lock());
@@ -127,6 +143,117 @@ fn interleaved(variants: &mut [&mut dyn FnMut() -> f64]) -> Vec<Vec<f64>> {
     samples
 }
 
+type Rows = Vec<(String, String, f64, &'static str)>;
+
+/// Uncontended and contended (4 and 16 threads, ~50 ns sections) rows of
+/// `ours` (profiling off and on) against `peer`, named `peer_name`.
+fn mutex_rows<P: Lock, S: Lock>(
+    rows: &mut Rows,
+    title: &str,
+    peer_name: &str,
+    peer: &P,
+    ours: &S,
+    iters_50ns: u64,
+    period: Duration,
+) {
+    let mut a = || uncontended(peer);
+    let mut b = || {
+        profiling(false);
+        uncontended(ours)
+    };
+    let mut c = || {
+        profiling(true);
+        let t = uncontended(ours);
+        profiling(false);
+        t
+    };
+    let s = interleaved(&mut [&mut a, &mut b, &mut c]);
+    println!(
+        "{title}: uncontended lock+unlock (ns, median): {peer_name} {:.2}  syncprof off {:.2}  on {:.2}",
+        median(s[0].clone()),
+        median(s[1].clone()),
+        median(s[2].clone())
+    );
+    for (i, state) in [(1, "off"), (2, "on")] {
+        rows.push((
+            format!("{title}: uncontended Mutex lock+unlock"),
+            format!("syncprof {state} / {peer_name} (time)"),
+            paired(&s[i], &s[0]),
+            "<= 1.05",
+        ));
+    }
+    for threads in [4, 16] {
+        let mut a = || contended(peer, threads, iters_50ns, period);
+        let mut b = || {
+            profiling(false);
+            contended(ours, threads, iters_50ns, period)
+        };
+        let mut c = || {
+            profiling(true);
+            let t = contended(ours, threads, iters_50ns, period);
+            profiling(false);
+            t
+        };
+        let s = interleaved(&mut [&mut a, &mut b, &mut c]);
+        println!(
+            "{title}: contended Mutex, {threads} threads, 50 ns (Mops/s, median): {peer_name} {:.2}  syncprof off {:.2}  on {:.2}",
+            median(s[0].clone()) / 1e6,
+            median(s[1].clone()) / 1e6,
+            median(s[2].clone()) / 1e6
+        );
+        for (i, state) in [(1, "off"), (2, "on")] {
+            rows.push((
+                format!("{title}: Mutex, {threads} threads, 50 ns"),
+                format!("syncprof {state} / {peer_name} (throughput)"),
+                paired(&s[i], &s[0]),
+                ">= 0.95",
+            ));
+        }
+    }
+}
+
+/// An RwLock with its read and its write.
+type ReadWrite<'l, L> = (&'l L, fn(&L) -> u64, fn(&L));
+
+/// Read-heavy RwLock rows (1% writes, 4 and 16 threads) of `ours`
+/// (profiling off and on) against `peer`.
+#[allow(clippy::too_many_arguments)]
+fn rwlock_rows<P: Sync, S: Sync>(
+    rows: &mut Rows,
+    title: &str,
+    peer_name: &str,
+    peer: ReadWrite<'_, P>,
+    ours: ReadWrite<'_, S>,
+    period: Duration,
+) {
+    for threads in [4, 16] {
+        let mut a = || read_heavy(peer.0, peer.1, peer.2, threads, 100, period);
+        let run = |on: bool| {
+            profiling(on);
+            let t = read_heavy(ours.0, ours.1, ours.2, threads, 100, period);
+            profiling(false);
+            t
+        };
+        let mut b = || run(false);
+        let mut c = || run(true);
+        let s = interleaved(&mut [&mut a, &mut b, &mut c]);
+        println!(
+            "{title}: RwLock 1% writes, {threads} threads (Mops/s, median): {peer_name} {:.2}  syncprof off {:.2}  on {:.2}",
+            median(s[0].clone()) / 1e6,
+            median(s[1].clone()) / 1e6,
+            median(s[2].clone()) / 1e6
+        );
+        for (i, state) in [(1, "off"), (2, "on")] {
+            rows.push((
+                format!("{title}: RwLock 1% writes, {threads} threads"),
+                format!("syncprof {state} / {peer_name} (throughput)"),
+                paired(&s[i], &s[0]),
+                ">= 0.95",
+            ));
+        }
+    }
+}
+
 fn main() {
     let period = Duration::from_millis(if rounds() < 5 { 100 } else { 200 });
     let iters_50ns = calibrate(Duration::from_nanos(50));
@@ -134,141 +261,51 @@ fn main() {
         "machine: {} cores",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    let mut rows: Vec<(String, String, f64, &str)> = Vec::new();
+    let mut rows: Rows = Vec::new();
 
-    {
-        let pl = CachePadded::new(parking_lot::Mutex::new(0u64));
-        let sp = CachePadded::new(syncprof::parking_lot::Mutex::new(0u64));
-        let mut a = || uncontended(&*pl);
-        let mut b = || {
-            profiling(false);
-            uncontended(&*sp)
-        };
-        let mut c = || {
-            profiling(true);
-            let t = uncontended(&*sp);
-            profiling(false);
-            t
-        };
-        let s = interleaved(&mut [&mut a, &mut b, &mut c]);
-        println!(
-            "uncontended lock+unlock (ns, median): parking_lot {:.2}  syncprof off {:.2}  on {:.2}",
-            median(s[0].clone()),
-            median(s[1].clone()),
-            median(s[2].clone())
-        );
-        rows.push((
-            "uncontended Mutex lock+unlock".into(),
-            "syncprof off / parking_lot (time)".into(),
-            paired(&s[1], &s[0]),
-            "<= 1.05",
-        ));
-        rows.push((
-            "uncontended Mutex lock+unlock".into(),
-            "syncprof on / parking_lot (time)".into(),
-            paired(&s[2], &s[0]),
-            "<= 1.05",
-        ));
-    }
+    // syncprof::parking_lot (= compat/parking_lot-0.13, which re-exports
+    // its types) against parking_lot 0.13.
+    mutex_rows(
+        &mut rows,
+        "0.13 face",
+        "parking_lot 0.13",
+        &*CachePadded::new(parking_lot::Mutex::new(0u64)),
+        &*CachePadded::new(syncprof::parking_lot::Mutex::new(0u64)),
+        iters_50ns,
+        period,
+    );
+    let pl = CachePadded::new(parking_lot::RwLock::new(0u64));
+    let sp = CachePadded::new(syncprof::parking_lot::RwLock::new(0u64));
+    rwlock_rows(
+        &mut rows,
+        "0.13 face",
+        "parking_lot 0.13",
+        (&*pl, |l| *l.read(), |l| *l.write() += 1),
+        (&*sp, |l| *l.read(), |l| *l.write() += 1),
+        period,
+    );
 
-    for threads in [4, 16] {
-        let pl = CachePadded::new(parking_lot::Mutex::new(0u64));
-        let sp = CachePadded::new(syncprof::parking_lot::Mutex::new(0u64));
-        let mut a = || contended(&*pl, threads, iters_50ns, period);
-        let mut b = || {
-            profiling(false);
-            contended(&*sp, threads, iters_50ns, period)
-        };
-        let mut c = || {
-            profiling(true);
-            let t = contended(&*sp, threads, iters_50ns, period);
-            profiling(false);
-            t
-        };
-        let s = interleaved(&mut [&mut a, &mut b, &mut c]);
-        println!(
-            "contended Mutex, {threads} threads, 50 ns (Mops/s, median): parking_lot {:.2}  syncprof off {:.2}  on {:.2}",
-            median(s[0].clone()) / 1e6,
-            median(s[1].clone()) / 1e6,
-            median(s[2].clone()) / 1e6
-        );
-        let case = format!("Mutex, {threads} threads, 50 ns");
-        rows.push((
-            case.clone(),
-            "syncprof off / parking_lot (throughput)".into(),
-            paired(&s[1], &s[0]),
-            ">= 0.95",
-        ));
-        rows.push((
-            case,
-            "syncprof on / parking_lot (throughput)".into(),
-            paired(&s[2], &s[0]),
-            "",
-        ));
-    }
-
-    for threads in [4, 16] {
-        let pl = CachePadded::new(parking_lot::RwLock::new(0u64));
-        let sp = CachePadded::new(syncprof::parking_lot::RwLock::new(0u64));
-        let mut a = || {
-            read_heavy(
-                &pl,
-                |l| *l.read(),
-                |l| *l.write() += 1,
-                threads,
-                100,
-                period,
-            )
-        };
-        let sp_run = |on: bool| {
-            profiling(on);
-            let t = read_heavy(
-                &sp,
-                |l| *l.read(),
-                |l| *l.write() += 1,
-                threads,
-                100,
-                period,
-            );
-            profiling(false);
-            t
-        };
-        let mut b = || sp_run(false);
-        let mut c = || sp_run(true);
-        // The std-shaped face over the same raw lock, for reference.
-        let std_face = CachePadded::new(syncprof::RwLock::new(0u64));
-        let mut d = || {
-            read_heavy(
-                &*std_face,
-                |l| *l.read().unwrap(),
-                |l| *l.write().unwrap() += 1,
-                threads,
-                100,
-                period,
-            )
-        };
-        let s = interleaved(&mut [&mut a, &mut b, &mut c, &mut d]);
-        println!(
-            "RwLock 1% writes, {threads} threads (Mops/s, median): parking_lot {:.2}  syncprof off {:.2}  on {:.2}  (syncprof::RwLock off {:.2})",
-            median(s[0].clone()) / 1e6,
-            median(s[1].clone()) / 1e6,
-            median(s[2].clone()) / 1e6,
-            median(s[3].clone()) / 1e6
-        );
-        let case = format!("RwLock 1% writes, {threads} threads");
-        rows.push((
-            case.clone(),
-            "syncprof off / parking_lot (throughput)".into(),
-            paired(&s[1], &s[0]),
-            ">= 0.95",
-        ));
-        rows.push((
-            case,
-            "syncprof on / parking_lot (throughput)".into(),
-            paired(&s[2], &s[0]),
-            "",
-        ));
-    }
+    // compat/parking_lot-0.12 (lock_api 0.4 newtypes over the engine's raw
+    // locks) against parking_lot 0.12.5.
+    mutex_rows(
+        &mut rows,
+        "0.12 compat",
+        "parking_lot 0.12",
+        &*CachePadded::new(parking_lot_012::Mutex::new(0u64)),
+        &*CachePadded::new(parking_lot_compat_012::Mutex::new(0u64)),
+        iters_50ns,
+        period,
+    );
+    let pl = CachePadded::new(parking_lot_012::RwLock::new(0u64));
+    let sp = CachePadded::new(parking_lot_compat_012::RwLock::new(0u64));
+    rwlock_rows(
+        &mut rows,
+        "0.12 compat",
+        "parking_lot 0.12",
+        (&*pl, |l| *l.read(), |l| *l.write() += 1),
+        (&*sp, |l| *l.read(), |l| *l.write() += 1),
+        period,
+    );
 
     println!("\n| workload | ratio (median of per-round ratios) | value | target |");
     println!("| --- | --- | --- | --- |");

@@ -180,7 +180,7 @@ pub fn snapshot() -> Snapshot {
         series.push(Series {
             lock: s.site.map_or_else(
                 || OTHER_LOCK.to_owned(),
-                |site| format!("{}:{}", site.file(), site.line()),
+                syncprof_engine::profile::lock_label::site_text,
             ),
             site: s.site,
             kind: s.kind,

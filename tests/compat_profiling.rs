@@ -1,8 +1,10 @@
 //! The compat crates record into syncprof's one profile: a contended
 //! `parking_lot` 0.12 mutex (compat/parking_lot-0.12) is a block event
 //! labelled with its `const_mutex` caller, its condvar's waits have the
-//! public `Condvar::wait` as leaf (the `wait_on!` rule), and a compat 0.13
-//! mutex made by `Mutex::new` records with the shared `lock_api` label.
+//! public `Condvar::wait` as leaf (the `wait_on!` rule), a compat 0.13
+//! mutex made by `Mutex::new` records with the unnamed site of lock_api's
+//! `INIT`, and such a lock's samples are labelled with their own stack's
+//! first line outside the lock wrappers.
 
 use std::panic::Location;
 use std::sync::Arc;
@@ -176,7 +178,95 @@ fn a_contended_compat_013_mutex_is_recorded() {
         assert_eq!(record.event_kind(), Some(EventKind::Mutex));
         assert!(
             rates::same_site(record, syncprof_engine::lock_api_raw::LOCK_API_SITE),
-            "a lock made by lock_api's new carries the shared lock_api label"
+            "a lock made by lock_api's new carries the unnamed site"
+        );
+    }
+}
+
+/// Waits for `mutex` (a compat 0.12 lock made by `Mutex::new`, so by
+/// lock_api's `INIT`); the line of the `lock` call.
+#[inline(never)]
+fn wait_for_unnamed_012(mutex: &pl012::Mutex<()>) -> u32 {
+    let line = line!() + 1;
+    drop(std::hint::black_box(mutex.lock()));
+    line
+}
+
+/// A lock made by a constant has no creation site: its samples are labelled
+/// with their own stack's first frame outside the lock wrappers (lock_api,
+/// parking_lot, syncprof, drop glue): the waiter's `lock` call line in the
+/// block profile, the holder's `drop` line in the mutex profile, in the
+/// records and in the pprof export alike. Before, every such sample was
+/// labelled with one line of the engine's source.
+#[test]
+fn a_lock_made_by_lock_api_init_is_labelled_with_its_callers_line() {
+    let _rates = Rates::on();
+    let block0 = profile::block();
+    let mutex0 = profile::mutex();
+    let mutex = Arc::new(pl012::Mutex::new(()));
+    let guard = mutex.lock();
+    let m = Arc::clone(&mutex);
+    let waiter = thread::spawn(move || wait_for_unnamed_012(&m));
+    // Until the waiter is parked (the waiting view lists it).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !profile::waiting()
+        .records()
+        .iter()
+        .any(|r| stack_mentions(r, "wait_for_unnamed_012"))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the waiter never parked"
+        );
+        thread::sleep(Duration::from_millis(5));
+    }
+    let drop_line = line!() + 1;
+    drop(guard);
+    let lock_line = waiter.join().unwrap();
+
+    let file = "tests/compat_profiling.rs";
+    let blocks = profile::block().delta(&block0);
+    let waits: Vec<&Record> = blocks
+        .records()
+        .iter()
+        .filter(|r| stack_mentions(r, "wait_for_unnamed_012"))
+        .collect();
+    assert!(!waits.is_empty(), "no block event for the unnamed mutex");
+    for record in &waits {
+        assert!(rates::same_site(record, profile::lock_label::UNNAMED));
+        assert_eq!(record.lock_label(), Some(format!("{file}:{lock_line}")));
+    }
+    let charges = profile::mutex().delta(&mutex0);
+    let charged: Vec<&Record> = charges
+        .records()
+        .iter()
+        .filter(|r| stack_mentions(r, "a_lock_made_by_lock_api_init_is_labelled"))
+        .collect();
+    assert!(!charged.is_empty(), "no mutex event for the unnamed mutex");
+    for record in &charged {
+        assert_eq!(record.lock_label(), Some(format!("{file}:{drop_line}")));
+    }
+    // The pprof exports carry the same labels, and no wrapper's line.
+    for (profile, line) in [(&blocks, lock_line), (&charges, drop_line)] {
+        let pprof = profile.to_pprof();
+        let lock_key = pprof.string_table.iter().position(|s| s == "lock").unwrap() as i64;
+        let labels: Vec<&str> = pprof
+            .sample
+            .iter()
+            .flat_map(|s| &s.label)
+            .filter(|l| l.key == lock_key)
+            .map(|l| pprof.string_table[l.str as usize].as_str())
+            .collect();
+        let want = format!("{file}:{line}");
+        assert!(
+            labels.contains(&want.as_str()),
+            "{want} not among {labels:?}"
+        );
+        assert!(
+            !labels
+                .iter()
+                .any(|s| s.contains("lock_api_raw.rs") || s.contains("lock_label.rs")),
+            "a wrapper line is a label: {labels:?}"
         );
     }
 }

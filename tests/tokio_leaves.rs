@@ -42,9 +42,24 @@ async fn pause() {
     tokio::time::sleep(Duration::from_millis(20)).await;
 }
 
+/// At rate 1 every stack is captured at the wait's first `Pending`.
 #[test]
 fn every_async_wait_has_a_public_leaf() {
     let _rates = Rates::on();
+    every_kind_of_wait_has_a_public_leaf();
+}
+
+/// At a sampling rate (10 µs: these waits of ~20 ms are all kept, and nine
+/// in ten draw a threshold above `EAGER_CAPTURE_NANOS`), stacks are captured
+/// at the `Ready` poll instead, from `Wait::end`: the same leaves.
+#[test]
+fn every_async_wait_captured_at_its_end_has_a_public_leaf() {
+    let _rates = Rates::on();
+    syncprof::set_block_rate(10_000);
+    every_kind_of_wait_has_a_public_leaf();
+}
+
+fn every_kind_of_wait_has_a_public_leaf() {
     let block0 = profile::block();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -92,6 +92,57 @@ fn top_rows_by_function_lock_and_kind() {
     assert_eq!(drop.flat, vec![10, 1000]);
 }
 
+/// A dependency's lock through the patched parking_lot 0.12 and tokio's
+/// wrapper: the compat crate's, lock_api's and tokio's wrapper frames are
+/// the primitive's own, so the leaf is the tokio function that waited.
+#[test]
+fn compat_and_wrapper_frames_are_hidden_at_the_leaf() {
+    let mut b = Builder::new();
+    b.sample(
+        &[
+            "<parking_lot::raw::RawMutex as lock_api::mutex::RawMutex>::lock",
+            "lock_api::mutex::Mutex<R,T>::lock",
+            "tokio::loom::std::parking_lot::Mutex<T>::lock",
+            "tokio::runtime::blocking::pool::Spawner::spawn_task",
+            "main",
+        ],
+        2,
+        200,
+        &[
+            ("kind", "mutex"),
+            ("lock", "tokio-1.54.1/src/runtime/blocking/pool.rs:612"),
+        ],
+    );
+    b.sample(
+        &[
+            "parking_lot::condvar::Condvar::wait_for",
+            "tokio::loom::std::parking_lot::Condvar::wait_timeout",
+            "tokio::runtime::blocking::pool::Inner::run",
+            "main",
+        ],
+        1,
+        100,
+        &[
+            ("kind", "condvar"),
+            ("lock", "tokio-1.54.1/src/runtime/blocking/pool.rs:671"),
+        ],
+    );
+    let rows = view_of(&b).top(&By::Function, &Filter::none());
+    let flat: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.flat[0] > 0)
+        .map(|r| r.full_name.as_str())
+        .collect();
+    assert_eq!(
+        flat,
+        [
+            "tokio::runtime::blocking::pool::Spawner::spawn_task",
+            "tokio::runtime::blocking::pool::Inner::run"
+        ],
+        "{rows:#?}"
+    );
+}
+
 #[test]
 fn label_filters_have_tagfocus_and_tagignore_semantics() {
     let view = view_of(&known());

@@ -1,6 +1,7 @@
 //! Pieces the benches share: the critical section's work, its
 //! calibration, the paired median that compares slices run close
-//! together, and a call stack of a chosen depth.
+//! together, a call stack of a chosen depth, and the CPU a slice burns
+//! beside its wall time.
 
 #![allow(dead_code)]
 
@@ -52,4 +53,59 @@ pub fn at_depth(depth: usize, f: &mut dyn FnMut()) {
         at_depth(depth - 1, f);
         black_box(depth);
     }
+}
+
+/// CPU time the whole process has used (all threads, live and exited, user
+/// and system; not its children): `CLOCK_PROCESS_CPUTIME_ID`.
+pub fn process_cpu() -> Duration {
+    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// CPU time the calling thread has used: `CLOCK_THREAD_CPUTIME_ID`.
+pub fn thread_cpu() -> Duration {
+    cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+fn cpu_clock(clock: libc::clockid_t) -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable `timespec` for the duration of the
+    // call, and both clocks passed here exist on every supported Unix.
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime({clock})");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// A timed slice: operations done, wall time, and the process's CPU time
+/// (every thread's) over the same interval.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Slice {
+    pub ops: u64,
+    pub wall: Duration,
+    pub cpu: Duration,
+}
+
+impl Slice {
+    /// Operations per second of wall time.
+    pub fn throughput(&self) -> f64 {
+        self.ops as f64 / self.wall.as_secs_f64()
+    }
+
+    /// Nanoseconds of CPU (all threads) per operation.
+    pub fn cpu_per_op(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1e9 / self.ops.max(1) as f64
+    }
+}
+
+/// Runs `f` (which returns how many operations it did), timing it by the
+/// wall clock and by the process's CPU clock.
+pub fn measured<F: FnOnce() -> u64>(f: F) -> Slice {
+    let cpu0 = process_cpu();
+    let start = Instant::now();
+    let ops = f();
+    let wall = start.elapsed();
+    let cpu = process_cpu().saturating_sub(cpu0);
+    Slice { ops, wall, cpu }
 }

@@ -173,7 +173,7 @@ impl DeadlockedThread {
 }
 
 fn site_text(site: Option<LockSite>) -> String {
-    site.map_or_else(|| "?".to_owned(), |s| format!("{}:{}", s.file(), s.line()))
+    site.map_or_else(|| "?".to_owned(), crate::profile::lock_label::site_text)
 }
 
 impl fmt::Display for DeadlockCycle {

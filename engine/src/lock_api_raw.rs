@@ -42,13 +42,15 @@ pub use condvar::RawCondvar;
 pub use pl_condvar::{Condvar, WaitTimeoutResult};
 pub use pl_once::{Once, OnceState};
 
-/// The `lock` label of a lock built through `lock_api` (`RawMutex::INIT`,
-/// `lock_api::Mutex::new`): a constant cannot know its user's location, so
-/// every such lock shares this line of syncprof's source. Locks made by
+/// The site of a lock built through `lock_api` (`RawMutex::INIT`,
+/// `lock_api::Mutex::new`, and so every lock of the parking_lot compat
+/// crates): a constant cannot know its user's location, so exports name
+/// each sample of such a lock after its own stack's first frame outside the
+/// lock wrappers ([`crate::profile::lock_label`]). Locks made by
 /// `syncprof::parking_lot::Mutex::new` and the other constructors of this
 /// module carry their caller's location instead.
 #[doc(hidden)]
-pub const LOCK_API_SITE: LockSite = Location::caller();
+pub const LOCK_API_SITE: LockSite = crate::profile::lock_label::UNNAMED;
 
 /// The deadline `timeout` from now; `None` when it cannot be represented
 /// (then the wait has no deadline, as parking_lot's).
@@ -63,8 +65,9 @@ pub fn deadline(timeout: Duration) -> Option<Instant> {
 /// `syncprof::parking_lot::Mutex`, `syncprof::parking_lot::ReentrantMutex` and
 /// `syncprof::parking_lot::Condvar` are built on; usable as
 /// `lock_api::Mutex<syncprof::parking_lot::RawMutex, T>` by crates with their
-/// own `lock_api` types (whose locks are then labelled with one line of
-/// syncprof's source, since `INIT` is a constant).
+/// own `lock_api` types (whose samples are then labelled with their own
+/// stack's first line outside the lock wrappers, since `INIT` is a
+/// constant: see `profile::lock_label`).
 pub struct RawMutex {
     #[doc(hidden)]
     pub inner: Mutex,

@@ -40,8 +40,10 @@
 //! `&lock_api::Mutex<RawMutex, T>` gets it by `&*mutex`.
 //!
 //! A lock built directly through `lock_api` (`lock_api::Mutex::<RawMutex,
-//! T>::new`, `RawMutex::INIT`) records too, labelled with one fixed line of
-//! syncprof's engine (`engine/src/lock_api_raw.rs`); give it its own label with
+//! T>::new`, `RawMutex::INIT`) records too; a constant cannot know its
+//! caller, so each of its samples is labelled with the first line of its
+//! own stack outside the lock wrappers (`profile::lock_label`); give it a
+//! creation-site label with
 //! `lock_api::Mutex::from_raw(RawMutex::with_site(Location::caller()), v)`.
 //!
 //! # Variance

@@ -36,17 +36,19 @@ pub(crate) struct Wait<'q> {
 
 impl Wait<'_> {
     /// The `Ready` after the wait: one clock read and a few atomics for the
-    /// block profile, and leaving the queue.
-    #[cold]
-    #[inline(never)]
-    fn end(self) {
+    /// block profile (and, for a wait whose stack capture was deferred and
+    /// that is kept, the capture above `mark`, which the caller takes so
+    /// that the `poll` that called [`first_pending`] is the leaf again), and
+    /// leaving the queue.
+    #[inline(always)]
+    fn end_at(self, mark: StackMark) {
         let Wait {
             block,
             ticket,
             queue,
         } = self;
         if let Some(block) = block {
-            profile::end_block_wait(block);
+            profile::end_async_wait(block, mark);
         }
         if let (Some(queue), Some(ticket)) = (queue, ticket) {
             queue.dequeue(ticket);
@@ -217,8 +219,12 @@ impl<F, W> Drop for Recorded<'_, F, W> {
 #[cold]
 #[inline(never)]
 pub(crate) fn end_wait(wait: &mut Option<Wait<'_>>) {
+    // Marked here: the `poll` that calls this is the leaf of a deferred
+    // capture, as it is of `first_pending`'s.
+    let mark = 0u8;
+    let mark = StackMark::of(black_box(&mark));
     if let Some(wait) = wait.take() {
-        wait.end();
+        wait.end_at(mark);
     }
 }
 
@@ -378,7 +384,10 @@ impl<F: Future> Future for Waited<'_, F> {
             }
             (Poll::Ready(_), State::Waiting(_)) => {
                 if let State::Waiting(wait) = core::mem::replace(&mut this.state, State::Done) {
-                    wait.end();
+                    // A deferred capture starts above this frame, as the
+                    // first `Pending`'s did.
+                    wait.end_at(StackMark::of(black_box(&mark)));
+                    keep_frame();
                 }
             }
             (Poll::Ready(_), State::Fresh) => this.state = State::Done,
@@ -397,15 +406,21 @@ impl<F> Drop for Waited<'_, F> {
 }
 
 /// A wait given up while `Pending`: leave the queue, record the time waited
-/// as a `cancelled` event.
+/// as a `cancelled` event. A wait whose stack capture was deferred (a block
+/// rate above `EAGER_CAPTURE_NANOS`) is recorded on the stack that dropped
+/// its future, above this function: its leaf is the future's drop
+/// (`cancel_wait` or the future's `Drop`), the frame below it the code that
+/// gave the wait up.
 #[cold]
 #[inline(never)]
 fn cancelled(queue: Option<&WaitQueue>, block: Option<profile::BlockWait>, ticket: Option<Ticket>) {
+    let mark = 0u8;
+    let mark = StackMark::of(black_box(&mark));
     if let (Some(queue), Some(ticket)) = (queue, ticket) {
         queue.dequeue(ticket);
     }
     if let Some(block) = block {
-        profile::cancel_block_wait(block);
+        profile::cancel_async_wait(block, mark);
     }
 }
 

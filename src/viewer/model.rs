@@ -255,21 +255,12 @@ fn is_internal(name: &str) -> bool {
     if name == "syncprof::truncated" || name == "syncprof::overflow" {
         return false;
     }
-    const PREFIXES: [&str; 12] = [
-        "syncprof::",
-        "<syncprof::",
-        "syncprof_engine::",
-        "<syncprof_engine::",
-        "core::ptr::drop_in_place",
-        "core::mem::drop",
-        "lock_api::",
-        "<lock_api::",
-        "sync.(*",
-        "sync.runtime_",
-        "runtime.",
-        "internal/sync.",
-    ];
-    PREFIXES.iter().any(|p| name.starts_with(p))
+    // Go's primitives; Rust's are the lock wrappers the `lock` label looks
+    // past (syncprof, lock_api, parking_lot and the compat crates, the drop
+    // glue, tokio's parking_lot wrapper).
+    const GO_PREFIXES: [&str; 4] = ["sync.(*", "sync.runtime_", "runtime.", "internal/sync."];
+    GO_PREFIXES.iter().any(|p| name.starts_with(p))
+        || syncprof_engine::profile::lock_label::is_wrapper(name)
 }
 
 /// A label set of a view: its labels, and in a diff which side it is on.

@@ -611,7 +611,7 @@
       tr.appendChild(el("td", w.kind));
       tr.appendChild(el("td", w.lock));
       tr.appendChild(el("td", w.holder || (w.kind ? "unknown" : "")));
-      const user = w.stack.filter((f) => !/^<?(syncprof|lock_api|core::ptr::drop_in_place|core::mem::drop)/.test(f[1]));
+      const user = w.stack.filter((f) => !/^<?(syncprof|lock_api|parking_lot|core::ptr::drop_in_place|core::mem::drop|tokio::loom::std::parking_lot)/.test(f[1]));
       const where = el("td", (user.length ? user : w.stack).slice(0, 3).map((f) => f[0]).join(" \u2039 "));
       where.title = w.stack.map((f) => f[1] + (f[2] ? "  " + f[2] : "")).join("\n");
       tr.appendChild(where);

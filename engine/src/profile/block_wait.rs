@@ -7,7 +7,7 @@ use core::cell::Cell;
 use super::metrics;
 #[cfg(feature = "metrics")]
 use super::recording::metrics_series;
-use super::recording::{register_waiting, thread_blocking_flags};
+use super::recording::{record, register_waiting, thread_blocking_flags};
 #[cfg(doc)]
 use super::set_waiting;
 use super::{
@@ -36,6 +36,21 @@ pub struct BlockWait {
     /// The wait's entry in the waiting view, removed first thing when the
     /// wait ends.
     registration: Option<waiting::Registration>,
+    /// The sampling threshold drawn when the wait began and the rate it was
+    /// drawn at (see [`rate::draw_block_threshold`]); `None`: drawn at the
+    /// end.
+    threshold: Option<(u64, u64)>,
+    /// Set for an async wait whose stack is captured at its end, and only
+    /// if it is kept ([`begin_async_wait`]): what the event needs besides
+    /// the stack.
+    deferred: Option<Deferred>,
+}
+
+/// What a wait whose stack is captured at its end records with it.
+struct Deferred {
+    kind: EventKind,
+    site: Option<LockSite>,
+    flags: Flags,
 }
 
 impl BlockWait {
@@ -94,6 +109,8 @@ impl BlockWait {
             bucket: None,
             series: Some(series),
             registration: None,
+            threshold: None,
+            deferred: None,
         }
     }
 }
@@ -189,6 +206,8 @@ pub fn begin_block_wait(
         #[cfg(feature = "metrics")]
         series: None,
         registration: None,
+        threshold: None,
+        deferred: None,
     });
     wait.registration = Some(register_waiting(
         kind,
@@ -203,8 +222,15 @@ pub fn begin_block_wait(
 }
 
 /// [`begin_block_wait`] for an async wait (a future's first `Pending`
-/// poll): the same, without the `blocking_in_async` check (a task's wait
-/// parks no thread).
+/// poll), without the `blocking_in_async` check (a task's wait parks no
+/// thread), and with the sampling draw made now: a threshold in
+/// `1..=rate` ticks that the wait must last to be kept
+/// ([`rate::draw_block_threshold`], the same distribution as the draw at the
+/// end). Only when the threshold is at most [`EAGER_CAPTURE_NANOS`] (every
+/// wait at rate 1; one in ten at 10 µs) is the stack looked up or captured
+/// now, before the task holds what it waits for; otherwise nothing touches
+/// the stack until [`end_async_wait`] knows the wait is kept, and an
+/// unsampled wait costs a draw and two clock reads.
 #[cold]
 #[inline(never)]
 #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
@@ -214,16 +240,102 @@ pub fn begin_async_wait(
     site: Option<LockSite>,
     mark: StackMark,
 ) -> Option<BlockWait> {
-    if rate::block_rate_ticks() == 0 {
+    let rate = rate::block_rate_ticks();
+    if rate == 0 {
         return BlockWait::timed_only(site, kind);
     }
-    begin_wait(
-        kind,
-        site,
-        Flags::NONE.with_labels(labels::for_event()),
+    let threshold = match Recording::enter() {
+        Some(_busy) => rate::with_rng(|rng| rate::draw_block_threshold(rate, rng)),
+        None => return BlockWait::timed_only(site, kind),
+    };
+    let flags = Flags::NONE.with_labels(labels::for_event());
+    let mut wait = if threshold <= clock::nanos_to_ticks(EAGER_CAPTURE_NANOS) {
+        begin_wait(kind, site, flags, mark, None)?
+    } else {
+        BlockWait {
+            start: clock::now(),
+            bucket: None,
+            #[cfg(feature = "metrics")]
+            series: metrics_series(site, kind),
+            registration: None,
+            threshold: None,
+            deferred: Some(Deferred { kind, site, flags }),
+        }
+    };
+    wait.threshold = Some((threshold, rate));
+    Some(wait)
+}
+
+/// The sampling threshold up to which an async wait's stack is captured at
+/// its start rather than at its end: a wait shorter than this (a task
+/// switch takes about a microsecond) is rare, so such a wait is all but
+/// certain to be kept, and capturing it before the task holds what it
+/// waited for keeps the capture out of the critical section (at rate 1,
+/// every wait). Above it the capture waits for the end, where it is made
+/// only for the waits kept.
+pub const EAGER_CAPTURE_NANOS: u64 = 1_000;
+
+/// Ends an async wait begun by [`begin_async_wait`] at its `Ready` poll:
+/// as [`end_block_wait`], except that a wait whose stack was deferred is
+/// captured now, above `mark`, if and only if it is kept (its duration
+/// reached the threshold drawn at its start). The capture is made inside
+/// the critical section of what the task just acquired (docs/performance.md
+/// measures it); it may allocate (a new stack's bucket).
+#[inline]
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+#[doc(hidden)]
+pub fn end_async_wait(wait: BlockWait, mark: StackMark) {
+    if wait.deferred.is_none() {
+        return end_block_wait(wait);
+    }
+    record_deferred(wait, mark, Flags::NONE);
+}
+
+/// [`cancel_block_wait`] for a wait begun by [`begin_async_wait`]: a wait
+/// whose stack was deferred is captured above `mark`, where the wait was
+/// given up (the drop of its future), if it is kept.
+#[cold]
+#[inline(never)]
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+#[doc(hidden)]
+pub fn cancel_async_wait(wait: BlockWait, mark: StackMark) {
+    if wait.deferred.is_none() {
+        return cancel_block_wait(wait);
+    }
+    record_deferred(wait, mark, Flags::CANCELLED);
+}
+
+/// Ends a deferred wait: its metrics, and if its threshold says it is kept,
+/// its event on the stack above `mark` with `extra` flags.
+fn record_deferred(mut wait: BlockWait, mark: StackMark, extra: Flags) {
+    drop(wait.registration.take());
+    let cycles = clock::elapsed(wait.start, clock::now());
+    #[cfg(feature = "metrics")]
+    if let Some(series) = wait.series {
+        series.record_wait(cycles);
+    }
+    let (Some(deferred), Some((threshold, rate))) = (wait.deferred.take(), wait.threshold) else {
+        return;
+    };
+    let Some(weight) = rate::sample_block_by(cycles, rate, threshold) else {
+        return;
+    };
+    let Some(_busy) = Recording::enter() else {
+        return;
+    };
+    let flags = if extra == Flags::NONE {
+        deferred.flags
+    } else {
+        deferred.flags.with(extra)
+    };
+    record(
+        ProfileKind::Block,
+        deferred.kind,
+        deferred.site,
+        flags,
         mark,
-        None,
-    )
+        weight,
+    );
 }
 
 /// Times a wait and prepares its bucket: the bucket of a stack this thread
@@ -297,6 +409,8 @@ fn begin_wait(
         #[cfg(feature = "metrics")]
         series,
         registration: None,
+        threshold: None,
+        deferred: None,
     })
 }
 
@@ -316,14 +430,17 @@ pub fn cancel_block_wait(mut wait: BlockWait) {
     if let Some(series) = wait.series {
         series.record_wait(cycles);
     }
-    let rate = rate::block_rate_ticks();
     let Some(_busy) = Recording::enter() else {
         return;
     };
-    if rate == 0 {
-        return;
-    }
-    let Some(weight) = rate::sample_block_here(cycles, rate) else {
+    let weight = match wait.threshold {
+        Some((threshold, rate)) => rate::sample_block_by(cycles, rate, threshold),
+        None => match rate::block_rate_ticks() {
+            0 => None,
+            rate => rate::sample_block_here(cycles, rate),
+        },
+    };
+    let Some(weight) = weight else {
         return;
     };
     let Some(waited) = wait.bucket() else {
@@ -375,10 +492,13 @@ pub fn end_block_wait(wait: BlockWait) {
     let Some(bucket) = wait.bucket else {
         return;
     };
-    let rate = rate::block_rate_ticks();
-    let weight = match Recording::enter() {
-        Some(_busy) if rate != 0 => rate::sample_block_here(cycles, rate),
-        _ => None,
+    let weight = match (Recording::enter(), wait.threshold) {
+        (Some(_busy), Some((threshold, rate))) => rate::sample_block_by(cycles, rate, threshold),
+        (Some(_busy), None) => match rate::block_rate_ticks() {
+            0 => None,
+            rate => rate::sample_block_here(cycles, rate),
+        },
+        (None, _) => None,
     };
     let unused = match (bucket, weight) {
         (table::Prepared::Found(bucket), Some(weight)) => {

@@ -27,6 +27,7 @@ mod delta;
 #[doc(hidden)]
 pub mod env;
 mod event;
+pub mod lock_label;
 #[doc(hidden)]
 pub mod memo;
 #[cfg(feature = "metrics")]
@@ -67,7 +68,9 @@ pub use waiters::{Holder, MAX_WAITING_THREADS, Waiter, set_waiting, waiting, wai
 pub use block_wait::{BlockWait, begin_block_wait, discard_block_wait, end_block_wait};
 #[cfg(feature = "tokio")]
 #[doc(hidden)]
-pub use block_wait::{begin_async_wait, cancel_block_wait};
+pub use block_wait::{
+    EAGER_CAPTURE_NANOS, begin_async_wait, cancel_async_wait, cancel_block_wait, end_async_wait,
+};
 #[doc(hidden)]
 pub use event::Flags;
 use recording::Recording;

@@ -14,7 +14,7 @@ use flate2::write::GzEncoder;
 use prost::Message;
 
 use super::symbolize::{self, AddrHasher, AddrMap, FunctionInfo, MappingInfo, Symbols};
-use super::{EventKind, LockSite, Profile, ProfileKind, Record, clock};
+use super::{EventKind, LockSite, Profile, ProfileKind, Record, clock, lock_label};
 
 /// The messages of `profile.proto`, with its field numbers. Only the fields
 /// Go's block and mutex profiles use are declared, plus the mapping flags.
@@ -242,9 +242,16 @@ impl Profile {
                     });
                 }
                 if let Some(site) = record.site {
-                    let str = *site_labels
-                        .entry((site.file(), site.line()))
-                        .or_insert_with(|| b.string(&format!("{}:{}", site.file(), site.line())));
+                    let str = if lock_label::is_unnamed(site) {
+                        // Named after the sample's own stack.
+                        let text =
+                            lock_label::label(site, &record.addrs, symbolized.then_some(&symbols));
+                        b.string(&text)
+                    } else {
+                        *site_labels
+                            .entry((site.file(), site.line()))
+                            .or_insert_with(|| b.string(&lock_label::site_text(site)))
+                    };
                     label.push(pb::Label {
                         key: lock_key,
                         str,

@@ -246,17 +246,51 @@ pub fn sample_block(cycles: u64, rate: u64, rng: &mut impl Rng) -> Option<Weight
     }
     let cycles = cycles.max(1);
     if cycles >= rate {
-        return Some(Weight { count: 1.0, cycles });
+        return Some(block_weight(cycles, rate));
     }
-    // Recorded with probability cycles / rate ...
+    // Recorded with probability cycles / rate, and so stands for
+    // rate / cycles events of `cycles` ticks each.
     if below(rng, rate) >= cycles {
         return None;
     }
-    // ... and so stands for rate / cycles events of `cycles` ticks each.
-    Some(Weight {
-        count: rate as f64 / cycles as f64,
-        cycles: rate,
-    })
+    Some(block_weight(cycles, rate))
+}
+
+/// The weight of a kept wait of `cycles` ticks at `rate` ticks: one event
+/// of its length, or for a wait shorter than the rate (kept with probability
+/// `cycles / rate`) `rate / cycles` events of `cycles` ticks each.
+#[inline]
+fn block_weight(cycles: u64, rate: u64) -> Weight {
+    let cycles = cycles.max(1);
+    if cycles >= rate {
+        Weight { count: 1.0, cycles }
+    } else {
+        Weight {
+            count: rate as f64 / cycles as f64,
+            cycles: rate,
+        }
+    }
+}
+
+/// A block sampling threshold drawn *before* a wait, for [`sample_block_by`]:
+/// uniform in `1..=rate`. The same draw as [`sample_block`]'s, made up front
+/// (as Go's `blockevent` could: an event of `d` ticks is kept with
+/// probability `min(1, d / rate)`), so that a wait whose stack is captured
+/// only when it is kept knows at its end, without a generator, whether it
+/// is: kept iff it lasted at least the threshold. `rate > 0`.
+#[doc(hidden)]
+pub fn draw_block_threshold(rate: u64, rng: &mut impl Rng) -> u64 {
+    below(rng, rate) + 1
+}
+
+/// [`sample_block`] decided by a threshold drawn before the wait
+/// ([`draw_block_threshold`] at the same `rate`): the same events are kept,
+/// with the same weights, as `sample_block` with the generator in the state
+/// the threshold was drawn from.
+#[inline]
+#[doc(hidden)]
+pub fn sample_block_by(cycles: u64, rate: u64, threshold: u64) -> Option<Weight> {
+    (rate != 0 && cycles.max(1) >= threshold).then(|| block_weight(cycles, rate))
 }
 
 /// Decides whether a contended unlock that woke `woken` waiters and caused
@@ -342,6 +376,41 @@ mod tests {
             );
         }
         assert_eq!(sample_mutex_here(700, 1, 0), None);
+    }
+
+    /// A threshold drawn before the wait keeps exactly the events, with
+    /// exactly the weights, that the draw at its end keeps from the same
+    /// generator state, for waits shorter, equal to and longer than the
+    /// rate, and zero-length ones.
+    #[test]
+    fn a_threshold_drawn_up_front_decides_as_the_draw_at_the_end() {
+        let mut kept = 0;
+        for seed in 0..2000u64 {
+            for (cycles, rate) in [
+                (0, 1),
+                (1, 1),
+                (1, 1000),
+                (300, 1000),
+                (999, 1000),
+                (1000, 1000),
+                (5000, 1000),
+                (7, 8),
+            ] {
+                let mut at_end = SmallRng::seed_from_u64(seed);
+                let mut up_front = SmallRng::seed_from_u64(seed);
+                let threshold = draw_block_threshold(rate, &mut up_front);
+                assert!((1..=rate).contains(&threshold));
+                let expected = sample_block(cycles, rate, &mut at_end);
+                assert_eq!(
+                    sample_block_by(cycles, rate, threshold),
+                    expected,
+                    "{seed} {cycles} {rate}"
+                );
+                kept += usize::from(expected.is_some());
+            }
+        }
+        assert!(kept > 2000 * 4, "{kept}");
+        assert_eq!(sample_block_by(5, 0, 1), None);
     }
 
     #[test]

@@ -374,8 +374,11 @@ pub fn record_mutex(
     record(ProfileKind::Mutex, kind, site, flags, mark, weight);
 }
 
+/// Records one sampled event of `weight` on the stack above `mark`: the
+/// bucket of a stack this thread recorded on lately, else a capture (which
+/// may allocate a new bucket). Inside the profiler's re-entrancy guard.
 #[inline(always)]
-fn record(
+pub(super) fn record(
     profile: ProfileKind,
     kind: EventKind,
     site: Option<LockSite>,

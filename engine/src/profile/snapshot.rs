@@ -98,9 +98,34 @@ impl Record {
         self.event
     }
 
-    /// Where the lock was created, if known.
+    /// Where the lock was created, if known. A lock made by a constant
+    /// (`lock_api`'s `INIT`, every lock of the parking_lot compat crates)
+    /// has [`lock_label::UNNAMED`](super::lock_label::UNNAMED) here: see
+    /// [`lock_label`](Self::lock_label).
     pub fn lock_site(&self) -> Option<LockSite> {
         self.site
+    }
+
+    /// The `lock` label the exports give this record: `file:line` of its
+    /// lock's creation site or, for a lock made by a constant, of the first
+    /// frame of this record's stack outside the lock wrappers (symbolized
+    /// here, with the exports' cache; see [`super::lock_label`]). `None`
+    /// when the site is unknown.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// for record in syncprof::profile::mutex().records() {
+    ///     println!("{:?}", record.lock_label());
+    /// }
+    /// ```
+    pub fn lock_label(&self) -> Option<String> {
+        let site = self.site?;
+        if !super::lock_label::is_unnamed(site) {
+            return Some(super::lock_label::site_text(site));
+        }
+        let symbols = super::symbolize::symbolize(self.addrs.iter().copied());
+        Some(super::lock_label::label(site, &self.addrs, Some(&symbols)))
     }
 
     /// Whether these are async waits whose future was dropped before it was

@@ -270,7 +270,8 @@ impl Profile {
                 human_duration(record.delay_nanos)
             )?;
             if let Some(site) = record.site {
-                write!(w, " lock {}:{}", site.file(), site.line())?;
+                let label = super::lock_label::label(site, &record.addrs, Some(&symbols));
+                write!(w, " lock {label}")?;
             }
             writeln!(w)?;
             frames(&mut w, &record.addrs, record.truncated)?;
