@@ -25,7 +25,10 @@ use handoffs::{
 };
 #[path = "ratios/crossbeam.rs"]
 mod crossbeam;
-use crossbeam::{flow_crossbeam, flow_syncprof, select_crossbeam, select_syncprof};
+use crossbeam::{
+    flow_crossbeam, flow_syncprof, select_crossbeam, select_syncprof, try_pairs_crossbeam,
+    try_pairs_syncprof,
+};
 #[path = "ratios/writer_progress.rs"]
 mod writer_progress;
 use writer_progress::writer_progress_table;
@@ -281,6 +284,12 @@ fn main() {
             );
         }
     }
+    matrix.case_against(
+        "crossbeam try_send + try_recv, bounded(64), uncontended",
+        "crossbeam-channel",
+        &mut || try_pairs_crossbeam(period),
+        &|| try_pairs_syncprof(period),
+    );
     matrix.case_against(
         "crossbeam select! over 2 bounded(64), 2 -> 1",
         "crossbeam-channel",

@@ -110,3 +110,27 @@ macro_rules! select_flow {
 
 select_flow!(select_crossbeam, crossbeam_channel);
 select_flow!(select_syncprof, syncprof::crossbeam::channel);
+
+/// Uncontended `try_send` + `try_recv` pairs per second on a `bounded(64)`
+/// channel, one thread: the non-blocking path, which records nothing.
+macro_rules! try_pairs {
+    ($name:ident, $($channel:tt)*) => {
+        pub(super) fn $name(period: Duration) -> f64 {
+            use $($channel)* as channel;
+            let (tx, rx) = channel::bounded::<u64>(64);
+            let start = Instant::now();
+            let mut pairs = 0u64;
+            while start.elapsed() < period {
+                for i in 0..1000u64 {
+                    tx.try_send(black_box(i)).unwrap();
+                    black_box(rx.try_recv().unwrap());
+                }
+                pairs += 1000;
+            }
+            pairs as f64 / start.elapsed().as_secs_f64()
+        }
+    };
+}
+
+try_pairs!(try_pairs_crossbeam, crossbeam_channel);
+try_pairs!(try_pairs_syncprof, syncprof::crossbeam::channel);

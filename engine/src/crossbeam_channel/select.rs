@@ -478,11 +478,35 @@ pub fn try_select<'a>(
 /// Blocks until one of the operations becomes ready and selects it.
 // This is a private API (exposed inside crossbeam_channel::internal module) that is used by the select macro.
 //
-// syncprof: recorded as a wait of kind `select` at the `select!` macro's
-// site; upstream's body is `select_inner`.
+// syncprof: an operation that is ready is selected at once, as upstream's
+// first pass does, without touching the recording; otherwise the wait is
+// recorded as kind `select` at the `select!` macro's site (`select_marked`,
+// whose caller, this function inlined into the macro's user, is the leaf);
+// upstream's body is `select_inner`.
+#[track_caller]
+#[inline(always)]
+pub fn select<'a>(
+    handles: &mut [(&'a dyn SelectHandle, usize, *const u8)],
+    is_biased: bool,
+) -> SelectedOperation<'a> {
+    if !handles.is_empty() {
+        if let Some((token, index, ptr)) = run_select(handles, Timeout::Now, is_biased) {
+            return SelectedOperation {
+                token,
+                index,
+                ptr,
+                _marker: PhantomData,
+            };
+        }
+    }
+    select_marked(handles, is_biased)
+}
+
+/// syncprof: [`select`] once no operation was ready: recorded.
 #[track_caller]
 #[inline(never)]
-pub fn select<'a>(
+#[cold]
+fn select_marked<'a>(
     handles: &mut [(&'a dyn SelectHandle, usize, *const u8)],
     is_biased: bool,
 ) -> SelectedOperation<'a> {
@@ -519,10 +543,33 @@ fn select_inner<'a>(
 /// Blocks for a limited time until one of the operations becomes ready and selects it.
 // This is a private API (exposed inside crossbeam_channel::internal module) that is used by the select macro.
 //
-// syncprof: recorded as `select` is; upstream's body is `select_timeout_inner`.
+// syncprof: a ready operation is selected at once, as in `select`; else
+// recorded as `select` is; upstream's body is `select_timeout_inner`.
+#[track_caller]
+#[inline(always)]
+pub fn select_timeout<'a>(
+    handles: &mut [(&'a dyn SelectHandle, usize, *const u8)],
+    timeout: Duration,
+    is_biased: bool,
+) -> Result<SelectedOperation<'a>, SelectTimeoutError> {
+    if !handles.is_empty() {
+        if let Some((token, index, ptr)) = run_select(handles, Timeout::Now, is_biased) {
+            return Ok(SelectedOperation {
+                token,
+                index,
+                ptr,
+                _marker: PhantomData,
+            });
+        }
+    }
+    select_timeout_marked(handles, timeout, is_biased)
+}
+
+/// syncprof: [`select_timeout`] once no operation was ready: recorded.
 #[track_caller]
 #[inline(never)]
-pub fn select_timeout<'a>(
+#[cold]
+fn select_timeout_marked<'a>(
     handles: &mut [(&'a dyn SelectHandle, usize, *const u8)],
     timeout: Duration,
     is_biased: bool,
