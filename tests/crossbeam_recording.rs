@@ -484,3 +484,104 @@ fn threads_blocked_in_the_crossbeam_face_are_in_the_waiting_view() {
     assert_eq!(selecting.join().unwrap(), 1);
     parked.join().unwrap();
 }
+
+#[path = "support/go_pprof.rs"]
+mod go_pprof;
+
+/// `go tool pprof` reads the crossbeam waits: a rendezvous receive, a
+/// `select!` (with its `select_arm` label), a `WaitGroup`, a `Parker` and a
+/// `ShardedLock` writer, each with its `kind` label, in one block profile;
+/// and the `ShardedLock` readers' charge in the mutex profile.
+#[test]
+fn go_tool_pprof_reads_the_crossbeam_waits() {
+    let _rates = record_everything();
+    let (block0, mutex0) = (profile::block(), profile::mutex());
+    let short = Duration::from_millis(30);
+
+    let (tx, rx) = bounded::<u8>(0);
+    let sender = thread::spawn(move || {
+        thread::sleep(short);
+        tx.send(1).unwrap();
+    });
+    assert_eq!(rx.recv().unwrap(), 1);
+    sender.join().unwrap();
+
+    let (_tx1, rx1) = unbounded::<u8>();
+    let (tx2, rx2) = bounded::<u8>(0);
+    let sender = thread::spawn(move || {
+        thread::sleep(short);
+        tx2.send(2).unwrap();
+    });
+    let got = select! {
+        recv(rx1) -> _ => unreachable!(),
+        recv(rx2) -> msg => msg.unwrap(),
+    };
+    assert_eq!(got, 2);
+    sender.join().unwrap();
+
+    let wg = WaitGroup::new();
+    let member = wg.clone();
+    let worker = thread::spawn(move || {
+        thread::sleep(short);
+        drop(member);
+    });
+    wg.wait();
+    worker.join().unwrap();
+
+    let parker = Parker::new();
+    let unparker = parker.unparker().clone();
+    let waker = thread::spawn(move || {
+        thread::sleep(short);
+        unparker.unpark();
+    });
+    parker.park();
+    waker.join().unwrap();
+
+    let lock = Arc::new(ShardedLock::new(0u8));
+    let reader = lock.read().unwrap();
+    let writer = {
+        let lock = Arc::clone(&lock);
+        thread::spawn(move || *lock.write().unwrap() += 1)
+    };
+    thread::sleep(short);
+    drop(reader);
+    writer.join().unwrap();
+
+    if !go_pprof::have_go("go_tool_pprof_reads_the_crossbeam_waits") {
+        return;
+    }
+    let mut bytes = Vec::new();
+    profile::block()
+        .delta(&block0)
+        .write_pprof(&mut bytes)
+        .unwrap();
+    let file = go_pprof::temp_file("crossbeam-block.pb.gz", &bytes);
+    let raw = go_pprof::Raw::parse(&go_pprof::pprof_raw(&file, &[]));
+    let labels: Vec<&str> = raw.samples.iter().map(|s| s.2.as_str()).collect();
+    for kind in ["chan_recv", "select", "waitgroup", "park", "rwlock_write"] {
+        assert!(
+            labels.iter().any(|l| l.contains(&format!("kind:[{kind}]"))),
+            "no {kind} sample: {labels:#?}"
+        );
+    }
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.contains("kind:[select]") && l.contains("select_arm:[1]")),
+        "{labels:#?}"
+    );
+    let mut bytes = Vec::new();
+    profile::mutex()
+        .delta(&mutex0)
+        .write_pprof(&mut bytes)
+        .unwrap();
+    let file = go_pprof::temp_file("crossbeam-mutex.pb.gz", &bytes);
+    let raw = go_pprof::Raw::parse(&go_pprof::pprof_raw(&file, &[]));
+    assert!(
+        raw.samples
+            .iter()
+            .any(|s| s.2.contains("kind:[rwlock_read]")),
+        "the readers' release is not charged: {:#?}",
+        raw.samples
+    );
+}
