@@ -1,18 +1,22 @@
-//! A real consumer of parking_lot 0.12 runs its own test suite on the
-//! compat crate: tracing-appender 0.2.5 with its `parking_lot` feature
-//! (its rolling file appender's `RwLock`, and the `Mutex`es of its
-//! non-blocking writer's tests).
+//! A real consumer of both patched crates runs its own test suite on the
+//! compat crates: tracing-appender 0.2.5 with its `parking_lot` feature
+//! (its rolling file appender's `RwLock`, the `Mutex`es of its tests) and
+//! its `non_blocking` writer, which sends every log line over a
+//! crossbeam channel to a worker thread.
 //!
-//! Why tracing-appender: it has a test suite of its own that builds here
-//! without services or other languages; prometheus-client's needs Python
-//! (pyo3) and four web frameworks, moka's runs for many minutes on 2 cores.
+//! Why tracing-appender: it depends on both `parking_lot` 0.12 and
+//! `crossbeam-channel` 0.5, and its test suite builds here without services
+//! or other languages; prometheus-client's needs Python (pyo3) and four web
+//! frameworks, moka's runs for many minutes on 2 cores.
 //!
 //! cargo fetches the crate into its registry cache (a scratch crate that
 //! depends on it), the test copies that source into a scratch workspace
 //! under `target/tmp`, adds `[patch.crates-io] parking_lot = { path =
-//! compat/parking_lot-0.12 }`, checks with `cargo tree -i` that the patch
-//! is used (and that cargo printed no "was not used"), and runs the crate's
-//! own `cargo test --features parking_lot`, which must pass with tests run.
+//! compat/parking_lot-0.12 }` and `crossbeam-channel = { path =
+//! compat/crossbeam-channel-0.5 }`, checks with `cargo tree -i` that both
+//! patches are used (and that cargo printed no "was not used"), and runs the
+//! crate's own `cargo test --features parking_lot`, which must pass with
+//! tests run.
 //!
 //! Needs the network the first time (criterion 0.3, its dev-dependency, is
 //! not among syncprof's), and ~2 minutes: ignored by `cargo test`, run by
@@ -87,7 +91,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 #[ignore = "fetches and tests tracing-appender (~2 minutes); run by .ci/run"]
-fn tracing_appenders_own_tests_pass_on_the_patched_parking_lot() {
+fn tracing_appenders_own_tests_pass_on_the_patched_parking_lot_and_crossbeam_channel() {
     let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("compat-consumer");
     let source = consumer_source(&scratch);
     let dir = scratch.join(format!("{CRATE}-{VERSION}"));
@@ -98,36 +102,45 @@ fn tracing_appenders_own_tests_pass_on_the_patched_parking_lot() {
         let _ = std::fs::remove_file(dir.join(&name));
     }
     copy_dir(&source, &dir);
-    let compat = Path::new(env!("CARGO_MANIFEST_DIR")).join("compat/parking_lot-0.12");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let parking_lot = root.join("compat/parking_lot-0.12");
+    let crossbeam = root.join("compat/crossbeam-channel-0.5");
     let mut manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
     manifest.push_str(&format!(
-        "\n[patch.crates-io]\nparking_lot = {{ path = {compat:?} }}\n\n[workspace]\n"
+        "\n[patch.crates-io]\nparking_lot = {{ path = {parking_lot:?} }}\n\
+         crossbeam-channel = {{ path = {crossbeam:?} }}\n\n[workspace]\n"
     ));
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
-    // Its packaged lock file pins a libc older than the engine's
-    // parking_lot_core needs: resolve afresh, as a user's workspace would.
+    // Its packaged lock file pins versions that leave the patches unused (a
+    // libc older than the engine's parking_lot_core needs): resolve afresh,
+    // as a user's workspace would.
     let _ = std::fs::remove_file(dir.join("Cargo.lock"));
 
-    let tree = cargo(
-        &dir,
-        &[
-            "tree",
-            "--features",
-            "parking_lot",
-            "-e",
-            "normal",
-            "-i",
-            "parking_lot",
-        ],
-    );
-    let tree = String::from_utf8(tree.stdout).unwrap();
-    assert!(
-        tree.lines()
-            .next()
-            .is_some_and(|l| l.contains(compat.to_str().unwrap())),
-        "parking_lot is not the compat crate:\n{tree}"
-    );
-    assert!(tree.contains(&format!("{CRATE} v{VERSION}")), "{tree}");
+    for (package, compat) in [
+        ("parking_lot@0.12.5", &parking_lot),
+        ("crossbeam-channel", &crossbeam),
+    ] {
+        let tree = cargo(
+            &dir,
+            &[
+                "tree",
+                "--features",
+                "parking_lot",
+                "-e",
+                "normal",
+                "-i",
+                package,
+            ],
+        );
+        let tree = String::from_utf8(tree.stdout).unwrap();
+        assert!(
+            tree.lines()
+                .next()
+                .is_some_and(|l| l.contains(compat.to_str().unwrap())),
+            "{package} is not the compat crate:\n{tree}"
+        );
+        assert!(tree.contains(&format!("{CRATE} v{VERSION}")), "{tree}");
+    }
 
     let test = cargo(&dir, &["test", "--features", "parking_lot"]);
     let stdout = String::from_utf8_lossy(&test.stdout);
@@ -142,6 +155,6 @@ fn tracing_appenders_own_tests_pass_on_the_patched_parking_lot() {
             .unwrap_or(0);
         passed += n;
     }
-    eprintln!("{CRATE} {VERSION}: {passed} tests passed on the compat crate");
+    eprintln!("{CRATE} {VERSION}: {passed} tests passed on the compat crates");
     assert!(passed >= 20, "only {passed} tests ran:\n{stdout}");
 }
