@@ -9,8 +9,9 @@
 //! Its program contends inside tokio: 64 tasks on 2 workers each await 40
 //! `spawn_blocking` calls, so the blocking pool's `Inner.shared` mutex and
 //! condvar, and the scheduler's locks, are contended; the pool's threads
-//! then idle out (a 200 ms keep-alive). The test checks, through
-//! `go tool pprof`, that
+//! then idle out (a 200 ms keep-alive); it then serves the endpoint and
+//! fetches `/debug/pprof/mutex` and `/debug/pprof/block` from it, as a
+//! scraper would. The test checks, through `go tool pprof`, that
 //! - `cargo tree -i parking_lot` shows the compat crate, and tokio above it;
 //! - the mutex profile has samples whose stacks run through
 //!   `tokio::runtime`, and the block profile the blocking pool's waits;
@@ -61,12 +62,32 @@ fn main() {
     });
     // The pool's threads wait for work until their keep-alive ends.
     std::thread::sleep(Duration::from_millis(600));
+    // As a scraper would: both profiles from the endpoint.
+    let server = syncprof::http::serve("127.0.0.1:0").unwrap();
     std::fs::create_dir_all(&out).unwrap();
-    let block = std::fs::File::create(out.join("block.pb.gz")).unwrap();
-    syncprof::profile::block().write_pprof(block).unwrap();
-    let mutex = std::fs::File::create(out.join("mutex.pb.gz")).unwrap();
-    syncprof::profile::mutex().write_pprof(mutex).unwrap();
+    for name in ["block", "mutex"] {
+        let body = get(server.local_addr(), &format!("/debug/pprof/{name}"));
+        std::fs::write(out.join(format!("{name}.pb.gz")), body).unwrap();
+    }
+    server.shutdown();
     drop(runtime);
+}
+
+/// The body of `GET path` (HTTP/1.0: the server closes the connection
+/// after the response).
+fn get(addr: std::net::SocketAddr, path: &str) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let end = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a complete response");
+    let head = String::from_utf8_lossy(&response[..end]);
+    assert!(head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"), "{head}");
+    response[end + 4..].to_vec()
 }
 "#;
 
