@@ -23,32 +23,13 @@
 //! `.ci/run` with `--ignored`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
+#[path = "support/scratch_cargo.rs"]
+mod scratch_cargo;
+use scratch_cargo::cargo;
 
 const CRATE: &str = "tracing-appender";
 const VERSION: &str = "0.2.5";
-
-fn cargo(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_BUILD_RUSTFLAGS")
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .output()
-        .expect("run cargo");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "cargo {args:?} in {dir:?} failed: {stderr}"
-    );
-    assert!(
-        !stderr.contains("was not used"),
-        "cargo {args:?} ignored the patch: {stderr}"
-    );
-    out
-}
 
 /// The consumer's source as cargo unpacks it (fetched through a scratch
 /// crate that depends on it).

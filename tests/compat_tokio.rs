@@ -26,6 +26,8 @@ use std::process::Command;
 
 #[path = "support/go_pprof.rs"]
 mod go_pprof;
+#[path = "support/scratch_cargo.rs"]
+mod scratch_cargo;
 
 /// The scratch program: the workload, then both profiles written to the
 /// directory named by its first argument.
@@ -121,25 +123,9 @@ fn write_if_changed(path: &Path, text: &str) {
     }
 }
 
-/// `cargo <args>` in `dir` with this repository's rustflags left out (a
-/// user's build has none); stdout, after asserting success.
+/// `cargo <args>` in `dir` (see `support/scratch_cargo.rs`); its stdout.
 fn cargo(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_BUILD_RUSTFLAGS")
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .output()
-        .expect("run cargo");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "cargo {args:?} failed: {stderr}");
-    assert!(
-        !stderr.contains("was not used"),
-        "cargo {args:?} ignored the patch: {stderr}"
-    );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(scratch_cargo::cargo(dir, args).stdout).unwrap()
 }
 
 /// The `lock` label values of every sample of `raw`.
