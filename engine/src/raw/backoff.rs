@@ -17,39 +17,45 @@
 //! 0.92–1.61, 2 µs 0.95–2.27, 4 µs 1.06–2.76. With 1% writes (the lock
 //! almost always read-held) 2 µs still left `benches/parking_lot_ratios.rs`
 //! at 0.85–0.88 at 16 threads where 4 µs gave 0.95–1.09: 4 µs is the bound,
-//! about one park and wake-up on this VM and below a scheduler's time slice.
+//! and the value rule 2 of [`hardware`] gives: half the CPU of one park
+//! and wake-up on this VM (8 µs), below a scheduler's time slice.
 //! The writer still raises WW after the pause, so it is not starved: the
 //! longest write under a flood of 16 readers stays near parking_lot's
 //! (20–36 ms over 200 writes across runs, parking_lot's 20–31 ms).
+//!
+//! Every constant here comes from a rule over the machine's costs (a
+//! pause, a cache line transfer, a park): see [`hardware`].
 
-/// Pauses after which [`poll_sparsely`] gives up: ~2.7 µs on the 2-core VM,
-/// as many as `std`'s futex mutex spins. With the polls [`POLL_STEP`] apart
-/// the last step overshoots it: 111 pauses at most.
+use super::hardware;
+
+/// Pauses after which [`poll_sparsely`] gives up: `std`'s futex mutex's
+/// spin count, within rule 1 of [`hardware`] (a spin costs at most the park
+/// it may save). With the polls [`POLL_STEP`] apart the last step
+/// overshoots it: 111 pauses at most.
 #[cfg_attr(loom, allow(dead_code))]
-const POLL_PAUSES: u32 = 100;
+const POLL_PAUSES: u32 = hardware::POLL_PAUSES;
 
-/// The most pauses between two polls of [`poll_sparsely`]: the polls come
-/// after 1, 2, 4, 8, then every 16 pauses, 10 in all where a poll per pause
-/// made 100. Each poll of a lock word pulls the holder's cache line to the
-/// spinner's core, and the holder's next unlock and re-lock must take it
-/// back: with ~50 ns Mutex sections that traffic, not the wait, bounded the
-/// throughput. Measured with `benches/ratios.rs`, the Mutex rows, three
-/// interleaved runs per step (one binary, the step chosen by an environment
-/// variable). A cell is the lowest ratio, syncprof off or on / the better
-/// of std and parking_lot, among those rows in one run; its range is over
-/// the three runs:
+/// The most pauses between two polls of [`poll_sparsely`], one cache line
+/// transfer's worth (rule 3 of [`hardware`]): the polls come after 1, 2,
+/// 4, 8, then every 16 pauses, 10 in all where a poll per pause made 100.
+/// Each poll of a lock word pulls the holder's cache line to the spinner's
+/// core, and the holder's next unlock and re-lock must take it back: with
+/// ~50 ns Mutex sections that traffic, not the wait, bounded the
+/// throughput. The rule's value was checked with `benches/ratios.rs`, the
+/// Mutex rows, three interleaved runs per step (one binary, the step chosen
+/// by an environment variable). A cell is the lowest ratio, syncprof off or
+/// on / the better of std and parking_lot, among those rows in one run; its
+/// range is over the three runs:
 ///
 /// | step | ~50 ns, 2–16 threads | ~1 µs, 4 threads | ~1 µs, 8 and 16 |
 /// | --- | --- | --- | --- |
 /// | 1 (a poll per pause) | 0.895–0.932 | 0.810–0.980 | 0.977–0.987 |
-/// | 16 | 0.980–1.004 | 0.950–0.972 | 0.969–0.989 |
+/// | 16 (one line transfer) | 0.980–1.004 | 0.950–0.972 | 0.969–0.989 |
 /// | 64 | 0.978–0.995 | 0.853–0.963 | 0.946–1.000 |
 ///
-/// A longer step notices a release later: the ~1 µs rows lose. (A pause is
-/// ~27 ns on this AMD EPYC; on CPUs with a ~140-cycle pause, 16 of them are
-/// ~0.7 µs.)
+/// A longer step notices a release later: the ~1 µs rows lose.
 #[cfg_attr(loom, allow(dead_code))]
-const POLL_STEP: u32 = 16;
+const POLL_STEP: u32 = hardware::POLL_STEP;
 
 /// Spins for up to ~[`POLL_PAUSES`] pauses, calling `poll` after 1, 2, 4,
 /// 8, then every [`POLL_STEP`] pauses, until it returns `Some` (returned).
@@ -92,10 +98,13 @@ pub fn pause(pauses: u32) {
     }
 }
 
-/// How long a writer waits before it keeps readers out.
+/// How long a writer waits before it keeps readers out: half a park's CPU
+/// (rule 2 of [`hardware`]: the back-off is a bet that the readers inside
+/// drain meanwhile; lost, it costs the writer 1.5 parks instead of 1; won,
+/// it saves the parks of the readers its flag would have turned away).
 #[cfg_attr(loom, allow(dead_code))]
 #[doc(hidden)]
-pub const WRITER_BACKOFF_NANOS: f64 = 4_000.0;
+pub const WRITER_BACKOFF_NANOS: f64 = hardware::HALF_PARK_NANOS;
 
 /// Ticks per second assumed until the clock is calibrated (which sleeps, so
 /// a lock never does it): below current TSC rates, so that the pause errs

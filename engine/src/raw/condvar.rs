@@ -39,28 +39,33 @@ use super::shim::{
 const TOKEN_NOTIFIED: UnparkToken = UnparkToken(3);
 
 /// How long a waiter spins, its mutex released, for a notification before
-/// it parks. A notification that comes within it costs the waiter a load
-/// instead of a park and a wake-up (tens of µs on the 2-core VM, which
-/// decide a condvar ping-pong's round trip); see [`RawCondvar::spin`].
+/// it parks: half a park's CPU (rule 2 of [`hardware`](super::hardware): a
+/// notification that comes within it costs the waiter a load instead of a
+/// park and a wake-up, ~8 µs of CPU and 7.5–12 µs of latency on the 2-core
+/// VM, which decide a condvar ping-pong's round trip; one that does not
+/// costs half a park more). See [`RawCondvar::spin`].
 #[cfg_attr(loom, allow(dead_code))]
 #[doc(hidden)]
-pub const SPIN_NANOS: f64 = 4_000.0;
+pub const SPIN_NANOS: f64 = super::hardware::HALF_PARK_NANOS;
 
 /// How long a waiter spins while most recent waits on its condvar were
-/// shorter than this: about two wake-ups on the 2-core VM. A ping-pong
-/// whose threads both park needs one spinner to outlast the other's
-/// wake-up before the hand-offs stay in the spin; [`SPIN_NANOS`] does not.
+/// shorter than this. A ping-pong whose threads both park needs one spinner
+/// to outlast the other's park and wake-up, twice, before the hand-offs
+/// stay in the spin (rule 5 of [`hardware`](super::hardware): at least
+/// 2 × (12 + 8) µs = 40 µs on the 2-core VM; 50 µs leaves a wake-up's
+/// jitter); [`SPIN_NANOS`] does not.
 #[cfg_attr(loom, allow(dead_code))]
 #[doc(hidden)]
 pub const LONG_SPIN_NANOS: f64 = 50_000.0;
 
-/// A spinning waiter yields its core every this many rounds of 4 pauses
-/// (~0.5 µs): with more threads than cores, a spinner that kept its core
-/// would take it from the threads that do the work the waiter waits for
-/// (measured: 16 consumers of 2 µs items on 2 cores ran at 0.74× std's
-/// throughput spinning without yields, 2.4× with them); with a core to
-/// spare, the yield returns at once.
-const SPIN_YIELD_EVERY: u32 = 4;
+/// A spinning waiter yields its core every this many rounds of 4 pauses,
+/// about one yield's worth of pauses (rule 4 of
+/// [`hardware`](super::hardware), ~0.4 µs): with more threads than cores,
+/// a spinner that kept its core would take it from the threads that do the
+/// work the waiter waits for (measured: 16 consumers of 2 µs items on 2
+/// cores ran at 0.74× std's throughput spinning without yields, 2.4× with
+/// them); with a core to spare, the yield returns at once.
+const SPIN_YIELD_EVERY: u32 = super::hardware::YIELD_EVERY_PAUSES / 4;
 
 /// The ceiling of the score of recent waits in [`RawCondvar::spin`], and
 /// the score from which waiters spin [`LONG_SPIN_NANOS`].

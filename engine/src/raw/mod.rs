@@ -17,6 +17,8 @@ pub mod charge;
 #[doc(hidden)]
 pub mod condvar;
 #[doc(hidden)]
+pub mod hardware;
+#[doc(hidden)]
 pub mod mutex;
 #[doc(hidden)]
 pub mod owner;
