@@ -1,8 +1,64 @@
 //! One cell's figures from its rounds, the targets it misses, the markdown
 //! table's rows and the summary.
 
-use super::harness::{Slice, median, paired};
+use super::harness::{Slice, median};
 use super::{VARIANTS, Variant};
+
+/// A median of per-round ratios with its distribution-free confidence
+/// interval: the order statistics around the median that cover it with
+/// probability at least 95% (96.1% with 9 rounds: the 2nd and 8th of 9;
+/// with 5 or fewer rounds, the lowest and highest, which cover it with
+/// 1 − 2 / 2ⁿ: 93.8% with 5, 75% with 3). A target is missed *beyond
+/// noise* when the whole interval is on the wrong side of it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Ratio {
+    pub(super) median: f64,
+    low: f64,
+    high: f64,
+}
+
+impl Ratio {
+    /// The median of `a[i] / b[i]` over the rounds, with its interval.
+    fn paired(a: &[f64], b: &[f64]) -> Ratio {
+        let mut xs: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
+        xs.sort_by(f64::total_cmp);
+        let k = interval_rank(xs.len());
+        Ratio {
+            median: median(xs.clone()),
+            low: xs[k - 1],
+            high: xs[xs.len() - k],
+        }
+    }
+
+    /// Missed beyond noise: the whole interval below `floor`.
+    fn surely_below(&self, floor: f64) -> bool {
+        self.high < floor
+    }
+
+    /// Missed beyond noise: the whole interval above `ceiling`.
+    fn surely_above(&self, ceiling: f64) -> bool {
+        self.low > ceiling
+    }
+}
+
+/// The rank `k` (1-based) of the order statistics `x(k)` and `x(n+1-k)`
+/// that bound a 95% interval for the median of `n` samples: the largest `k`
+/// with P(Binomial(n, ½) ≤ k − 1) ≤ 2.5%, at least 1.
+fn interval_rank(n: usize) -> usize {
+    // term = P(X = j), cdf = P(X <= j), for X ~ Binomial(n, 1/2).
+    let mut term = 0.5f64.powi(n as i32);
+    let mut cdf = term;
+    let mut k = 1;
+    for j in 1..n {
+        term *= (n - j + 1) as f64 / j as f64;
+        cdf += term;
+        if cdf > 0.025 {
+            break;
+        }
+        k = j + 1;
+    }
+    k
+}
 
 /// A cell's name (shape, critical section, threads, work between sections).
 #[derive(Clone)]
@@ -40,15 +96,16 @@ pub(super) struct Cell {
     best_cpu_ns: f64,
     /// The other peer's CPU per operation over the better one's, if it ran.
     other_peer_cpu: Option<f64>,
-    off_best: f64,
-    p10_best: f64,
-    p1ms_best: f64,
-    p10_off: f64,
-    p1ms_off: f64,
-    r1_off: f64,
-    r1_best: f64,
-    cpu: [f64; 4],
-    misses: Vec<&'static str>,
+    off_best: Ratio,
+    p10_best: Ratio,
+    p1ms_best: Ratio,
+    p10_off: Ratio,
+    p1ms_off: Ratio,
+    r1_off: Ratio,
+    r1_best: Ratio,
+    cpu: [Ratio; 4],
+    /// The targets missed, each with whether the miss is beyond noise.
+    misses: Vec<(&'static str, bool)>,
 }
 
 /// The targets, in the summary's order.
@@ -85,14 +142,14 @@ impl Cell {
             (Some(s), Some(p)) if p > s => Variant::ParkingLot,
             _ => Variant::Std,
         };
-        let ratio = |a: Variant, b: Variant| paired(&tputs(a), &tputs(b));
-        let cpu_ratio = |a: Variant| paired(&cpus(a), &cpus(best));
+        let ratio = |a: Variant, b: Variant| Ratio::paired(&tputs(a), &tputs(b));
+        let cpu_ratio = |a: Variant| Ratio::paired(&cpus(a), &cpus(best));
         let mut cell = Cell {
             best_cpu_ns: median(cpus(best)),
             other_peer_cpu: [Variant::Std, Variant::ParkingLot]
                 .into_iter()
                 .find(|&v| v != best && !samples[v as usize].is_empty())
-                .map(cpu_ratio),
+                .map(|v| cpu_ratio(v).median),
             off_best: ratio(Variant::Off, best),
             p10_best: ratio(Variant::Prod10us, best),
             p1ms_best: ratio(Variant::Prod1ms, best),
@@ -117,47 +174,63 @@ impl Cell {
 
     /// Which targets (by their index in [`TARGETS`]) the cell meets.
     fn meets(&self) -> [bool; 5] {
-        let cpu_ok = [self.off_best, self.p10_best, self.p1ms_best]
-            .iter()
-            .zip(&self.cpu)
-            .all(|(tput, cpu)| *tput >= 1.5 || *cpu <= 1.10);
+        let cpu_ok = self.cpu_checked().all(|(_, cpu)| cpu.median <= 1.10);
         [
-            self.off_best >= 0.95,
-            self.p10_best >= 0.95 && self.p1ms_best >= 0.95,
-            self.p10_off >= 0.98 && self.p1ms_off >= 0.98,
-            self.r1_off >= 0.92 || (self.off_best > 1.5 && self.r1_best >= 0.95),
+            self.off_best.median >= 0.95,
+            self.p10_best.median >= 0.95 && self.p1ms_best.median >= 0.95,
+            self.p10_off.median >= 0.98 && self.p1ms_off.median >= 0.98,
+            self.r1_off.median >= 0.92
+                || (self.off_best.median > 1.5 && self.r1_best.median >= 0.95),
             cpu_ok,
         ]
     }
 
-    fn evaluate(&self) -> Vec<&'static str> {
+    /// Which targets the cell misses beyond noise (see [`Ratio`]).
+    fn misses_beyond_noise(&self) -> [bool; 5] {
+        [
+            self.off_best.surely_below(0.95),
+            self.p10_best.surely_below(0.95) || self.p1ms_best.surely_below(0.95),
+            self.p10_off.surely_below(0.98) || self.p1ms_off.surely_below(0.98),
+            self.r1_off.surely_below(0.92)
+                && !(self.off_best.median > 1.5 && self.r1_best.median >= 0.95),
+            self.cpu_checked().any(|(_, cpu)| cpu.surely_above(1.10)),
+        ]
+    }
+
+    /// The CPU ratios the CPU target applies to (off, production 10 µs,
+    /// production 1 ms, where throughput is below 1.5× the better peer's),
+    /// with their names.
+    fn cpu_checked(&self) -> impl Iterator<Item = (&'static str, &Ratio)> {
+        [self.off_best, self.p10_best, self.p1ms_best]
+            .into_iter()
+            .zip(&self.cpu)
+            .zip(["cpu off", "cpu p10µs", "cpu p1ms"])
+            .filter(|((tput, _), _)| tput.median < 1.5)
+            .map(|((_, cpu), name)| (name, cpu))
+    }
+
+    fn evaluate(&self) -> Vec<(&'static str, bool)> {
         let mut misses = Vec::new();
         let meets = self.meets();
         if !meets[0] {
-            misses.push("off");
+            misses.push(("off", self.off_best.surely_below(0.95)));
         }
-        if self.p10_best < 0.95 {
-            misses.push("p10µs");
-        }
-        if self.p1ms_best < 0.95 {
-            misses.push("p1ms");
-        }
-        if self.p10_off < 0.98 {
-            misses.push("p10µs/off");
-        }
-        if self.p1ms_off < 0.98 {
-            misses.push("p1ms/off");
+        for (name, ratio, floor) in [
+            ("p10µs", self.p10_best, 0.95),
+            ("p1ms", self.p1ms_best, 0.95),
+            ("p10µs/off", self.p10_off, 0.98),
+            ("p1ms/off", self.p1ms_off, 0.98),
+        ] {
+            if ratio.median < floor {
+                misses.push((name, ratio.surely_below(floor)));
+            }
         }
         if !meets[3] {
-            misses.push("r1");
+            misses.push(("r1", self.misses_beyond_noise()[3]));
         }
-        for ((tput, cpu), name) in [self.off_best, self.p10_best, self.p1ms_best]
-            .iter()
-            .zip(&self.cpu)
-            .zip(["cpu off", "cpu p10µs", "cpu p1ms"])
-        {
-            if *tput < 1.5 && *cpu > 1.10 {
-                misses.push(name);
+        for (name, cpu) in self.cpu_checked() {
+            if cpu.median > 1.10 {
+                misses.push((name, cpu.surely_above(1.10)));
             }
         }
         misses
@@ -167,31 +240,35 @@ impl Cell {
     /// 1 is a miss), and the figure to show for it.
     fn margin(&self, t: usize) -> Option<(f64, String)> {
         match t {
-            0 => Some((self.off_best / 0.95, format!("{:.3}", self.off_best))),
+            0 => Some((
+                self.off_best.median / 0.95,
+                format!("{:.3}", self.off_best.median),
+            )),
             1 => {
-                let v = self.p10_best.min(self.p1ms_best);
+                let v = self.p10_best.median.min(self.p1ms_best.median);
                 Some((v / 0.95, format!("{v:.3}")))
             }
             2 => {
-                let v = self.p10_off.min(self.p1ms_off);
+                let v = self.p10_off.median.min(self.p1ms_off.median);
                 Some((v / 0.98, format!("{v:.3}")))
             }
             3 => {
-                let fallback = if self.off_best > 1.5 {
-                    self.r1_best / 0.95
+                let fallback = if self.off_best.median > 1.5 {
+                    self.r1_best.median / 0.95
                 } else {
                     0.0
                 };
                 Some((
-                    (self.r1_off / 0.92).max(fallback),
-                    format!("{:.3} (vs peer {:.3})", self.r1_off, self.r1_best),
+                    (self.r1_off.median / 0.92).max(fallback),
+                    format!(
+                        "{:.3} (vs peer {:.3})",
+                        self.r1_off.median, self.r1_best.median
+                    ),
                 ))
             }
-            _ => [self.off_best, self.p10_best, self.p1ms_best]
-                .iter()
-                .zip(&self.cpu)
-                .filter(|(tput, _)| **tput < 1.5)
-                .map(|(_, cpu)| *cpu)
+            _ => self
+                .cpu_checked()
+                .map(|(_, cpu)| cpu.median)
                 .max_by(f64::total_cmp)
                 .map(|cpu| (1.10 / cpu, format!("{cpu:.3}"))),
         }
@@ -214,6 +291,7 @@ pub(super) fn row(c: &Cell) {
         Some(t) => format!("{:.3}", t / 1e6),
     };
     let f = |x: f64| format!("{x:.3}");
+    let r = |x: Ratio| format!("{:.3}", x.median);
     println!(
         "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
         c.name.shape,
@@ -226,31 +304,49 @@ pub(super) fn row(c: &Cell) {
         mops(Variant::Rate1),
         mops(Variant::Prod10us),
         mops(Variant::Prod1ms),
-        f(c.off_best),
-        f(c.p10_best),
-        f(c.p1ms_best),
-        f(c.p10_off),
-        f(c.p1ms_off),
-        f(c.r1_off),
-        f(c.cpu[0]),
-        f(c.cpu[1]),
-        f(c.cpu[2]),
-        f(c.cpu[3]),
+        r(c.off_best),
+        r(c.p10_best),
+        r(c.p1ms_best),
+        r(c.p10_off),
+        r(c.p1ms_off),
+        r(c.r1_off),
+        r(c.cpu[0]),
+        r(c.cpu[1]),
+        r(c.cpu[2]),
+        r(c.cpu[3]),
         c.other_peer_cpu.map_or("-".to_string(), f),
         c.best_cpu_ns,
-        if c.misses.is_empty() {
-            "ok".to_string()
-        } else {
-            format!("✗ {}", c.misses.join(", "))
-        }
+        misses_text(&c.misses)
     );
 }
 
-/// Counts of cells meeting each target, and the worst cell for each.
+/// The misses column: `ok`, or each miss, `✗` beyond noise and `~` within
+/// it (the median misses, its 95% interval reaches the target).
+fn misses_text(misses: &[(&'static str, bool)]) -> String {
+    if misses.is_empty() {
+        return "ok".to_string();
+    }
+    misses
+        .iter()
+        .map(|(name, sure)| format!("{}{name}", if *sure { "✗ " } else { "~ " }))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Counts of cells meeting each target (and of the misses beyond noise),
+/// and the worst cell for each.
 pub(super) fn summary(pass: &str, cells: &[Cell]) {
     println!("\n### Summary ({pass}): {} cells\n", cells.len());
+    println!(
+        "A miss is beyond noise when the 95% interval of its median ratio is wholly on the wrong \
+         side of the target (✗ in the table; ~ when the interval reaches the target).\n"
+    );
     for (t, target) in TARGETS.iter().enumerate() {
         let met = cells.iter().filter(|c| c.meets()[t]).count();
+        let sure = cells
+            .iter()
+            .filter(|c| !c.meets()[t] && c.misses_beyond_noise()[t])
+            .count();
         let worst = cells
             .iter()
             .filter_map(|c| c.margin(t).map(|(m, shown)| (m, shown, c)))
@@ -259,6 +355,9 @@ pub(super) fn summary(pass: &str, cells: &[Cell]) {
             Some((_, shown, c)) => format!("worst {} ({shown})", c.name.short()),
             None => "not applicable in any cell".to_string(),
         };
-        println!("- {target}: {met}/{} cells; {worst}", cells.len());
+        println!(
+            "- {target}: {met}/{} cells ({sure} missed beyond noise); {worst}",
+            cells.len()
+        );
     }
 }
