@@ -4,7 +4,7 @@
 //! # The costs
 //!
 //! Measured by `cargo bench --bench hardware` on the reference machine (a
-//! 2-vCPU AMD EPYC VM; medians of 31 trials, ranges over four runs); the
+//! 2-vCPU AMD EPYC VM; medians of 31 trials, ranges over the runs of 2026-12-03); the
 //! same bench prints them, and the constants against their rules, on any
 //! other machine:
 //!
