@@ -44,7 +44,8 @@
 //!    Ousterhout, *Scheduling techniques for concurrent systems*, 1982).
 //!    Every spin that precedes a park stays within it: the Mutex's poll
 //!    ([`POLL_PAUSES`] pauses) plus `parking_lot_core`'s `SpinWait` (14
-//!    pauses and 7 yields) is ~6.2 µs here.
+//!    pauses and 7 yields) is ~6.1 µs here, an RwLock writer's back-off
+//!    plus `SpinWait` ~7.5 µs.
 //! 2. **A speculative spin costs at most half a park**
 //!    ([`HALF_PARK_NANOS`]), where the spin is a bet that an event comes
 //!    soon (a condvar waiter's notification, the readers inside an RwLock
@@ -185,6 +186,9 @@ pub fn checks(costs: &Costs, spun: &Spun) -> Vec<Check> {
     let bound = costs.block_cpu_nanos;
     let half = costs.block_cpu_nanos / 2.0;
     let mutex = mutex_spin_nanos(costs.pause_nanos, costs.yield_nanos);
+    let writer = spun.writer_backoff_nanos
+        + f64::from(SPIN_WAIT_PAUSES) * costs.pause_nanos
+        + f64::from(SPIN_WAIT_YIELDS) * costs.yield_nanos;
     let step = f64::from(POLL_STEP) * costs.pause_nanos;
     let yield_every = f64::from(YIELD_EVERY_PAUSES) * costs.pause_nanos;
     let floor = 2.0 * (costs.wake_up_nanos + costs.block_cpu_nanos);
@@ -195,6 +199,12 @@ pub fn checks(costs: &Costs, spun: &Spun) -> Vec<Check> {
             nanos: mutex,
             rule: format!("rule 1: <= one park's CPU, {bound:.0} ns"),
             holds: mutex <= bound,
+        },
+        Check {
+            name: "RwLock writer back-off + SpinWait before a park",
+            nanos: writer,
+            rule: format!("rule 1: <= one park's CPU, {bound:.0} ns"),
+            holds: writer <= bound,
         },
         Check {
             name: "condvar::SPIN_NANOS",
@@ -289,6 +299,7 @@ mod tests {
             .map(|c| c.name)
             .collect();
         assert!(broken.contains(&"Mutex poll + SpinWait before a park"));
+        assert!(broken.contains(&"RwLock writer back-off + SpinWait before a park"));
         assert!(broken.contains(&"condvar::SPIN_NANOS"));
         assert!(broken.contains(&"POLL_STEP pauses"));
     }
