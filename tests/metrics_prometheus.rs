@@ -99,12 +99,23 @@ fn rwlock_condvar_and_barrier_waits_have_their_kinds() {
     let rw_label = format!("{}:{}", file!(), line!() + 1);
     let rw = Arc::new(RwLock::new(0u64));
     let writer = rw.write().unwrap();
+    // Each reader says it is about to wait, and the writer holds on for
+    // 100 ms from when both have: a reader spawned late on a busy machine
+    // would otherwise wait less than the sleep (seen in CI: 92 and 97 ms).
+    let (ready, about_to_wait) = std::sync::mpsc::channel();
     let readers: Vec<_> = (0..2)
         .map(|_| {
             let rw = Arc::clone(&rw);
-            std::thread::spawn(move || *rw.read().unwrap())
+            let ready = ready.clone();
+            std::thread::spawn(move || {
+                ready.send(()).unwrap();
+                *rw.read().unwrap()
+            })
         })
         .collect();
+    for _ in 0..2 {
+        about_to_wait.recv().unwrap();
+    }
     std::thread::sleep(Duration::from_millis(100));
     drop(writer);
     for r in readers {
