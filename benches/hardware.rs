@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use syncprof_engine::raw::{backoff, condvar, hardware};
+use syncprof_engine::raw::hardware;
 
 const TRIALS: usize = 31;
 
@@ -42,20 +42,24 @@ fn spread(mut xs: Vec<f64>) -> (f64, f64, f64) {
     (xs[xs.len() / 2], xs[0], xs[xs.len() - 1])
 }
 
-/// Nanoseconds per `spin_loop()` hint.
-fn pause_nanos() -> f64 {
-    let per = 10_000u32;
+/// Nanoseconds per call of `f`, over `per` calls: the median of the trials.
+fn nanos_per(per: u32, mut f: impl FnMut()) -> f64 {
     median(
         (0..TRIALS)
             .map(|_| {
                 let start = Instant::now();
                 for _ in 0..black_box(per) {
-                    core::hint::spin_loop();
+                    f();
                 }
-                start.elapsed().as_nanos() as f64 / per as f64
+                start.elapsed().as_nanos() as f64 / f64::from(per)
             })
             .collect(),
     )
+}
+
+/// Nanoseconds per `spin_loop()` hint.
+fn pause_nanos() -> f64 {
+    nanos_per(10_000, core::hint::spin_loop)
 }
 
 /// Nanoseconds for one cache line to move between the cores of two threads
@@ -146,18 +150,7 @@ fn wake_up_nanos() -> (f64, f64) {
 
 /// Nanoseconds per `yield_now()` with nothing else to run.
 fn yield_nanos() -> f64 {
-    let per = 2_000u32;
-    median(
-        (0..TRIALS)
-            .map(|_| {
-                let start = Instant::now();
-                for _ in 0..per {
-                    std::thread::yield_now();
-                }
-                start.elapsed().as_nanos() as f64 / per as f64
-            })
-            .collect(),
-    )
+    nanos_per(2_000, std::thread::yield_now)
 }
 
 fn main() {
@@ -185,14 +178,9 @@ fn main() {
         block_cpu_nanos: block_cpu,
         yield_nanos: yield_,
     };
-    let spun = hardware::Spun {
-        condvar_spin_nanos: condvar::SPIN_NANOS,
-        writer_backoff_nanos: backoff::WRITER_BACKOFF_NANOS,
-        long_spin_nanos: condvar::LONG_SPIN_NANOS,
-    };
     println!("| constant | ns here | rule at these costs | holds |");
     println!("| --- | --- | --- | --- |");
-    for check in hardware::checks(&costs, &spun) {
+    for check in hardware::checks(&costs) {
         let holds = if check.holds { "yes" } else { "**no**" };
         println!(
             "| {} | {:.0} | {} | {holds} |",

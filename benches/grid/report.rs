@@ -24,7 +24,7 @@ impl Ratio {
         xs.sort_by(f64::total_cmp);
         let k = interval_rank(xs.len());
         Ratio {
-            median: median(xs.clone()),
+            median: xs[xs.len() / 2],
             low: xs[k - 1],
             high: xs[xs.len() - k],
         }
@@ -104,8 +104,18 @@ pub(super) struct Cell {
     r1_off: Ratio,
     r1_best: Ratio,
     cpu: [Ratio; 4],
-    /// The targets missed, each with whether the miss is beyond noise.
-    misses: Vec<(&'static str, bool)>,
+    /// The targets missed.
+    misses: Vec<Miss>,
+}
+
+/// One missed target of a cell.
+struct Miss {
+    /// The target's index in [`TARGETS`].
+    target: usize,
+    /// Its name in the table's `misses` column.
+    name: &'static str,
+    /// Beyond noise (see [`Ratio`]).
+    sure: bool,
 }
 
 /// The targets, in the summary's order.
@@ -185,18 +195,6 @@ impl Cell {
         ]
     }
 
-    /// Which targets the cell misses beyond noise (see [`Ratio`]).
-    fn misses_beyond_noise(&self) -> [bool; 5] {
-        [
-            self.off_best.surely_below(0.95),
-            self.p10_best.surely_below(0.95) || self.p1ms_best.surely_below(0.95),
-            self.p10_off.surely_below(0.98) || self.p1ms_off.surely_below(0.98),
-            self.r1_off.surely_below(0.92)
-                && !(self.off_best.median > 1.5 && self.r1_best.median >= 0.95),
-            self.cpu_checked().any(|(_, cpu)| cpu.surely_above(1.10)),
-        ]
-    }
-
     /// The CPU ratios the CPU target applies to (off, production 10 µs,
     /// production 1 ms, where throughput is below 1.5× the better peer's),
     /// with their names.
@@ -209,28 +207,31 @@ impl Cell {
             .map(|((_, cpu), name)| (name, cpu))
     }
 
-    fn evaluate(&self) -> Vec<(&'static str, bool)> {
+    fn evaluate(&self) -> Vec<Miss> {
+        let miss = |target, name, sure| Miss { target, name, sure };
         let mut misses = Vec::new();
         let meets = self.meets();
         if !meets[0] {
-            misses.push(("off", self.off_best.surely_below(0.95)));
+            misses.push(miss(0, "off", self.off_best.surely_below(0.95)));
         }
-        for (name, ratio, floor) in [
-            ("p10µs", self.p10_best, 0.95),
-            ("p1ms", self.p1ms_best, 0.95),
-            ("p10µs/off", self.p10_off, 0.98),
-            ("p1ms/off", self.p1ms_off, 0.98),
+        for (target, name, ratio, floor) in [
+            (1, "p10µs", self.p10_best, 0.95),
+            (1, "p1ms", self.p1ms_best, 0.95),
+            (2, "p10µs/off", self.p10_off, 0.98),
+            (2, "p1ms/off", self.p1ms_off, 0.98),
         ] {
             if ratio.median < floor {
-                misses.push((name, ratio.surely_below(floor)));
+                misses.push(miss(target, name, ratio.surely_below(floor)));
             }
         }
         if !meets[3] {
-            misses.push(("r1", self.misses_beyond_noise()[3]));
+            let sure = self.r1_off.surely_below(0.92)
+                && !(self.off_best.median > 1.5 && self.r1_best.median >= 0.95);
+            misses.push(miss(3, "r1", sure));
         }
         for (name, cpu) in self.cpu_checked() {
             if cpu.median > 1.10 {
-                misses.push((name, cpu.surely_above(1.10)));
+                misses.push(miss(4, name, cpu.surely_above(1.10)));
             }
         }
         misses
@@ -322,13 +323,13 @@ pub(super) fn row(c: &Cell) {
 
 /// The misses column: `ok`, or each miss, `✗` beyond noise and `~` within
 /// it (the median misses, its 95% interval reaches the target).
-fn misses_text(misses: &[(&'static str, bool)]) -> String {
+fn misses_text(misses: &[Miss]) -> String {
     if misses.is_empty() {
         return "ok".to_string();
     }
     misses
         .iter()
-        .map(|(name, sure)| format!("{}{name}", if *sure { "✗ " } else { "~ " }))
+        .map(|m| format!("{}{}", if m.sure { "✗ " } else { "~ " }, m.name))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -345,7 +346,7 @@ pub(super) fn summary(pass: &str, cells: &[Cell]) {
         let met = cells.iter().filter(|c| c.meets()[t]).count();
         let sure = cells
             .iter()
-            .filter(|c| !c.meets()[t] && c.misses_beyond_noise()[t])
+            .filter(|c| c.misses.iter().any(|m| m.target == t && m.sure))
             .count();
         let worst = cells
             .iter()

@@ -133,11 +133,11 @@ const fn floor_power_of_two(n: u32) -> u32 {
     }
 }
 
-/// The CPU the Mutex spends spinning before its first park at the given
-/// costs: its poll, then `SpinWait`'s pauses and yields (rule 1's subject).
-pub fn mutex_spin_nanos(pause_nanos: f64, yield_nanos: f64) -> f64 {
-    f64::from(POLL_PAUSES + SPIN_WAIT_PAUSES) * pause_nanos
-        + f64::from(SPIN_WAIT_YIELDS) * yield_nanos
+/// The CPU `parking_lot_core`'s `SpinWait` spends at the given costs: its
+/// pauses and yields, the part of every spin before a park that is not ours.
+fn spin_wait_nanos(costs: &Costs) -> f64 {
+    f64::from(SPIN_WAIT_PAUSES) * costs.pause_nanos
+        + f64::from(SPIN_WAIT_YIELDS) * costs.yield_nanos
 }
 
 /// Measured costs of a machine (see `cargo bench --bench hardware`).
@@ -179,16 +179,14 @@ pub struct Check {
 
 /// Every constant in `raw` that spins or backs off, against its rule at
 /// `costs` (the constants themselves are the compiled ones; a machine whose
-/// costs differ from the reference sees where they stop holding). The
-/// nanosecond constants are passed in by the caller (`backoff` and
-/// `condvar` own them) so that this module stays a leaf.
-pub fn checks(costs: &Costs, spun: &Spun) -> Vec<Check> {
+/// costs differ from the reference sees where they stop holding).
+pub fn checks(costs: &Costs) -> Vec<Check> {
+    use super::backoff::WRITER_BACKOFF_NANOS;
+    use super::condvar::{LONG_SPIN_NANOS, SPIN_NANOS};
     let bound = costs.block_cpu_nanos;
     let half = costs.block_cpu_nanos / 2.0;
-    let mutex = mutex_spin_nanos(costs.pause_nanos, costs.yield_nanos);
-    let writer = spun.writer_backoff_nanos
-        + f64::from(SPIN_WAIT_PAUSES) * costs.pause_nanos
-        + f64::from(SPIN_WAIT_YIELDS) * costs.yield_nanos;
+    let mutex = f64::from(POLL_PAUSES) * costs.pause_nanos + spin_wait_nanos(costs);
+    let writer = WRITER_BACKOFF_NANOS + spin_wait_nanos(costs);
     let step = f64::from(POLL_STEP) * costs.pause_nanos;
     let yield_every = f64::from(YIELD_EVERY_PAUSES) * costs.pause_nanos;
     let floor = 2.0 * (costs.wake_up_nanos + costs.block_cpu_nanos);
@@ -208,15 +206,15 @@ pub fn checks(costs: &Costs, spun: &Spun) -> Vec<Check> {
         },
         Check {
             name: "condvar::SPIN_NANOS",
-            nanos: spun.condvar_spin_nanos,
+            nanos: SPIN_NANOS,
             rule: format!("rule 2: <= half a park's CPU, {half:.0} ns"),
-            holds: spun.condvar_spin_nanos <= half * 1.05,
+            holds: SPIN_NANOS <= half * 1.05,
         },
         Check {
             name: "backoff::WRITER_BACKOFF_NANOS",
-            nanos: spun.writer_backoff_nanos,
+            nanos: WRITER_BACKOFF_NANOS,
             rule: format!("rule 2: <= half a park's CPU, {half:.0} ns"),
-            holds: spun.writer_backoff_nanos <= half * 1.05,
+            holds: WRITER_BACKOFF_NANOS <= half * 1.05,
         },
         Check {
             name: "POLL_STEP pauses",
@@ -235,39 +233,20 @@ pub fn checks(costs: &Costs, spun: &Spun) -> Vec<Check> {
         },
         Check {
             name: "condvar::LONG_SPIN_NANOS",
-            nanos: spun.long_spin_nanos,
+            nanos: LONG_SPIN_NANOS,
             rule: format!("rule 5: >= 2 x (wake-up + park CPU), {floor:.0} ns"),
-            holds: spun.long_spin_nanos >= floor,
+            holds: LONG_SPIN_NANOS >= floor,
         },
     ]
-}
-
-/// The nanosecond spins that other modules own, for [`checks`].
-#[derive(Clone, Copy, Debug)]
-pub struct Spun {
-    /// `condvar::SPIN_NANOS`.
-    pub condvar_spin_nanos: f64,
-    /// `backoff::WRITER_BACKOFF_NANOS`.
-    pub writer_backoff_nanos: f64,
-    /// `condvar::LONG_SPIN_NANOS`.
-    pub long_spin_nanos: f64,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn compiled() -> Spun {
-        Spun {
-            condvar_spin_nanos: super::super::condvar::SPIN_NANOS,
-            writer_backoff_nanos: super::super::backoff::WRITER_BACKOFF_NANOS,
-            long_spin_nanos: super::super::condvar::LONG_SPIN_NANOS,
-        }
-    }
-
     #[test]
     fn every_constant_keeps_its_rule_at_the_reference_costs() {
-        for check in checks(&REFERENCE, &compiled()) {
+        for check in checks(&REFERENCE) {
             assert!(check.holds, "{check:?}");
         }
     }
@@ -293,7 +272,7 @@ mod tests {
             block_cpu_nanos: 2_000.0,
             yield_nanos: 300.0,
         };
-        let broken: Vec<_> = checks(&fast, &compiled())
+        let broken: Vec<_> = checks(&fast)
             .into_iter()
             .filter(|c| !c.holds)
             .map(|c| c.name)
