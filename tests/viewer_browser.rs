@@ -188,16 +188,21 @@ impl Browser {
         }
     }
 
-    /// Sets an input's value as if typed, and waits for the page to render
-    /// again.
+    /// Sets a filter input's value (`focus`, `ignore` or `search`) as if
+    /// typed, and waits for a render with it.
+    ///
+    /// Not merely for the next render: the live page's refresh can render
+    /// inside the input's 150 ms debounce, before the filter applies (that
+    /// stale table failed the test under load).
     fn type_into(&self, id: &str, value: &str) {
-        let before = self.js("return window.syncprof.renders;");
         self.js(&format!(
             "const e = document.getElementById({id:?}); e.value = {value:?}; e.dispatchEvent(new Event('input')); return true;"
         ));
         self.wait_for(
-            "a render after input",
-            &format!("return window.syncprof.renders > {before};"),
+            "a render with the input",
+            &format!(
+                "return !!window.syncprof.rendered && window.syncprof.rendered[{id:?}] === {value:?};"
+            ),
         );
     }
 
@@ -291,6 +296,32 @@ fn new_holder(lock: &Mutex<u64>) {
 #[inline(never)]
 fn stuck_waiter(lock: &Mutex<u64>) {
     *lock.lock().unwrap() += 1;
+}
+
+/// Contends `lock` (made at `site`, `file:line`) through `holder` until
+/// the mutex profile holds a contended unlock of it.
+///
+/// Three threads started together need not overlap: on a machine busy with
+/// Chromium's start one can finish all its rounds before the others run
+/// (CI once recorded no unlock of the 20-round cold lock). The page is
+/// checked against what the profile holds, so the test makes sure first.
+fn contend_until_recorded(
+    lock: &Arc<Mutex<u64>>,
+    site: &str,
+    holder: fn(&Mutex<u64>),
+    rounds: usize,
+) {
+    for _ in 0..20 {
+        contend(lock, holder, rounds);
+        let recorded = syncprof::profile::mutex().records().iter().any(|r| {
+            r.lock_site()
+                .is_some_and(|s| format!("{}:{}", s.file(), s.line()) == site)
+        });
+        if recorded {
+            return;
+        }
+    }
+    panic!("20 runs of {rounds} rounds on the lock at {site} recorded no contended unlock");
 }
 
 /// Three threads take `lock` through `holder`, under two route labels.
@@ -395,8 +426,9 @@ fn the_viewer_in_chromium() {
     let cold = Arc::new(Mutex::new(0));
     let cold_site = format!("{}:{}", file!(), line!() - 1);
     let fresh = Arc::new(Mutex::new(0));
-    contend(&hot, hot_holder, 60);
-    contend(&cold, cold_holder, 20);
+    let fresh_site = format!("{}:{}", file!(), line!() - 1);
+    contend_until_recorded(&hot, &hot_site, hot_holder, 60);
+    contend_until_recorded(&cold, &cold_site, cold_holder, 20);
 
     // A thread waiting now, on a lock this test holds.
     let stuck = Arc::new(Mutex::new(0));
@@ -506,7 +538,7 @@ fn the_viewer_in_chromium() {
         "the pin",
         "return [...document.getElementById('compare').options].some(o => o.value.startsWith('pin:'));",
     );
-    contend(&fresh, new_holder, 40);
+    contend_until_recorded(&fresh, &fresh_site, new_holder, 40);
     let after_pin = syncprof::profile::mutex().delta(&before_pin);
     browser.js(
         "const s = document.getElementById('compare'); s.value = [...s.options].find(o => o.value.startsWith('pin:')).value; s.dispatchEvent(new Event('change')); return true;",

@@ -509,6 +509,7 @@
     const now = performance.now();
     renders++;
     window.syncprof.renders = renders;
+    window.syncprof.rendered = { focus: state.focus, ignore: state.ignore, search: state.search };
     window.syncprof.renderMs = now - start;
     if (window.syncprof.firstRenderMs === null) {
       window.syncprof.firstRenderMs = now - t0;
