@@ -94,6 +94,8 @@ impl RawRwLock {
             ),
         };
         let mut spin = SpinWait::new();
+        // Whether this writer polled since it last parked.
+        let mut polled = false;
         let mut first_park: Option<u64> = None;
         let mut block: Option<profile::BlockWait> = None;
         // Where this waiter's next charge starts (see `RawMutex::lock_slow`).
@@ -153,10 +155,39 @@ impl RawRwLock {
                 }
                 state |= WRITER_WAITING;
             }
-            // Spin a little while nobody of our kind is parked.
-            if state & parked_bit == 0 && spin.spin() {
-                state = self.state.load(Relaxed);
-                continue;
+            // Spin a little while nobody of our kind is parked. A writer
+            // polls the lock word sparsely, ~100 pauses as `std`'s futex
+            // RwLock, and never yields: it has raised WW, so every reader
+            // that comes meanwhile waits for it, and a writer that yields
+            // the core to them (`SpinWait`'s 7 yields) lets the readers it
+            // keeps out run into WW and park; with more threads than cores a
+            // `sched_yield` can cost it a whole time slice of another thread.
+            // Measured (`benches/grid.rs`, the 120 RwLock cells, 5 rounds,
+            // one binary, the spin chosen by a temporary switch): profiling
+            // off >= 0.95x the better peer in 99 cells where `SpinWait` made
+            // 90, production settings 100 where 83, 95% reads at 1 µs and 16
+            // threads 1.07-1.24x std where 0.65-0.71x. A reader keeps
+            // `SpinWait`: its yields let the holder run. Under loom the poll
+            // returns at once and the writer parks, as `SpinWait` does there.
+            if state & parked_bit == 0 {
+                let again = if writer {
+                    !polled && {
+                        polled = true;
+                        backoff::poll_sparsely(|| {
+                            state = self.state.load(Relaxed);
+                            mode.take(state).map(drop)
+                        })
+                        .is_some()
+                    }
+                } else {
+                    spin.spin() && {
+                        state = self.state.load(Relaxed);
+                        true
+                    }
+                };
+                if again {
+                    continue;
+                }
             }
             let now = profile::now();
             let first = *first_park.get_or_insert_with(|| {
@@ -242,6 +273,7 @@ impl RawRwLock {
                 }
             }
             spin.reset();
+            polled = false;
             state = self.state.load(Relaxed);
         }
         // One event for the whole wait, however often this thread parked; a
