@@ -166,9 +166,12 @@ impl RawRwLock {
             // one binary, the spin chosen by a temporary switch): profiling
             // off >= 0.95x the better peer in 99 cells where `SpinWait` made
             // 90, production settings 100 where 83, 95% reads at 1 µs and 16
-            // threads 1.07-1.24x std where 0.65-0.71x. A reader keeps
-            // `SpinWait`: its yields let the holder run. Under loom the poll
-            // returns at once and the writer parks, as `SpinWait` does there.
+            // threads 1.07-1.24x std where 0.65-0.71x. It costs one shape:
+            // 50% reads, 1 µs, 4 threads, no work between (1.2-1.4x the
+            // peer -> 0.65-0.80x), where a writer behind a writer that
+            // re-locks at once polls in vain (docs/performance.md). A reader
+            // keeps `SpinWait`: its yields let the holder run. Under loom the
+            // poll returns at once and the writer parks, as `SpinWait` does.
             if state & parked_bit == 0 {
                 let again = if writer {
                     !polled && {
