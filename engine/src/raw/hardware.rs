@@ -135,7 +135,8 @@ const fn floor_power_of_two(n: u32) -> u32 {
 }
 
 /// The CPU `parking_lot_core`'s `SpinWait` spends at the given costs: its
-/// pauses and yields, the part of every spin before a park that is not ours.
+/// pauses and yields, the part of a Mutex waiter's (and an RwLock reader's)
+/// spin before a park that is not ours.
 fn spin_wait_nanos(costs: &Costs) -> f64 {
     f64::from(SPIN_WAIT_PAUSES) * costs.pause_nanos
         + f64::from(SPIN_WAIT_YIELDS) * costs.yield_nanos
@@ -186,8 +187,9 @@ pub fn checks(costs: &Costs) -> Vec<Check> {
     use super::condvar::{LONG_SPIN_NANOS, SPIN_NANOS};
     let bound = costs.block_cpu_nanos;
     let half = costs.block_cpu_nanos / 2.0;
-    let mutex = f64::from(POLL_PAUSES) * costs.pause_nanos + spin_wait_nanos(costs);
-    let writer = WRITER_BACKOFF_NANOS + f64::from(POLL_PAUSES) * costs.pause_nanos;
+    let poll = f64::from(POLL_PAUSES) * costs.pause_nanos;
+    let mutex = poll + spin_wait_nanos(costs);
+    let writer = WRITER_BACKOFF_NANOS + poll;
     let step = f64::from(POLL_STEP) * costs.pause_nanos;
     let yield_every = f64::from(YIELD_EVERY_PAUSES) * costs.pause_nanos;
     let floor = 2.0 * (costs.wake_up_nanos + costs.block_cpu_nanos);
