@@ -79,9 +79,9 @@ use recording::Recording;
 pub use recording::set_worker_check;
 #[doc(hidden)]
 pub use recording::{
-    BlockStart, begin_blocking, begin_blocking_unregistered, block_start, end_blocking,
-    end_blocking_at, mutex_profiling_on, now, record_block, record_block_cycles, record_mutex,
-    register_blocking,
+    BlockStart, ReleaseDraw, begin_blocking, begin_blocking_unregistered, block_start,
+    draw_mutex_release, end_blocking, end_blocking_at, mutex_profiling_on, now, record_block,
+    record_block_cycles, record_mutex, record_mutex_drawn, register_blocking,
 };
 #[doc(hidden)]
 pub use stack::{StackMark, keep_frame};

@@ -298,13 +298,27 @@ pub fn sample_block_by(cycles: u64, rate: u64, threshold: u64) -> Option<Weight>
 /// `None` when it is not.
 #[doc(hidden)]
 pub fn sample_mutex(delay: u64, woken: u64, fraction: u64, rng: &mut impl Rng) -> Option<Weight> {
-    if fraction == 0 || (fraction > 1 && below(rng, fraction) != 0) {
-        return None;
-    }
-    Some(Weight {
+    draw_mutex(fraction, rng).then(|| mutex_weight(delay, woken, fraction))
+}
+
+/// The draw of [`sample_mutex`] alone: whether a contended unlock is kept at
+/// `fraction` (one in `fraction`; never at 0). It does not depend on the
+/// delay, so it can be made before the delay is known.
+#[inline]
+#[doc(hidden)]
+pub fn draw_mutex(fraction: u64, rng: &mut impl Rng) -> bool {
+    fraction == 1 || (fraction > 1 && below(rng, fraction) == 0)
+}
+
+/// The weight of a contended unlock kept at `fraction` (see
+/// [`draw_mutex`]) that woke `woken` waiters and caused `delay` ticks.
+#[inline]
+#[doc(hidden)]
+pub fn mutex_weight(delay: u64, woken: u64, fraction: u64) -> Weight {
+    Weight {
         count: (fraction as f64) * (woken as f64),
         cycles: delay.saturating_mul(fraction),
-    })
+    }
 }
 
 /// [`sample_block`] with this thread's generator, touched only when the

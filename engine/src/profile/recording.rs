@@ -369,9 +369,88 @@ pub fn record_mutex(
     let Some(weight) = rate::sample_mutex_here(delay, woken, fraction) else {
         return;
     };
-    // The unlocker's labels: who was holding.
+    record_unlock(kind, site, mark, weight);
+}
+
+/// Records a kept contended unlock of `weight` on the unlocker's stack above
+/// `mark`, with the unlocker's labels (who was holding). Inside the
+/// profiler's re-entrancy guard.
+#[inline(always)]
+fn record_unlock(kind: EventKind, site: Option<LockSite>, mark: StackMark, weight: rate::Weight) {
     let flags = Flags::NONE.with_labels(labels::for_event());
     record(ProfileKind::Mutex, kind, site, flags, mark, weight);
+}
+
+/// What a contended release must do for the mutex profile and the metrics,
+/// decided before it computes its charge ([`draw_mutex_release`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[doc(hidden)]
+pub enum ReleaseDraw {
+    /// Mutex profiling and the metrics are off: nothing.
+    Off,
+    /// Nobody needs the charge: the release only notes when it happened,
+    /// so that the next charge counts the waits from there.
+    Unsampled,
+    /// The charge is needed: for the metrics (exact caused-wait totals),
+    /// and when `Some(fraction)` for the mutex profile, kept at `fraction`.
+    Charge(Option<u64>),
+}
+
+/// The mutex profile's sampling draw for one contended release, made before
+/// the release computes its charge, so that a release that is neither kept
+/// nor counted by the metrics computes nothing. The draw does not depend on
+/// the delay, so drawing first keeps the same releases with the same weights
+/// as [`record_mutex`]'s draw after the charge. Record a [`ReleaseDraw::Charge`]
+/// with [`record_mutex_drawn`].
+#[inline]
+#[doc(hidden)]
+pub fn draw_mutex_release() -> ReleaseDraw {
+    let fraction = rate::mutex_fraction();
+    let kept = match fraction {
+        0 => false,
+        1 => true,
+        _ => match Recording::enter() {
+            Some(_busy) => rate::with_rng(|rng| rate::draw_mutex(fraction, rng)),
+            None => false,
+        },
+    };
+    match (kept, metrics_on()) {
+        (true, _) => ReleaseDraw::Charge(Some(fraction)),
+        (false, true) => ReleaseDraw::Charge(None),
+        (false, false) if fraction == 0 => ReleaseDraw::Off,
+        (false, false) => ReleaseDraw::Unsampled,
+    }
+}
+
+/// [`record_mutex`] for a release whose draw was made before its charge
+/// ([`draw_mutex_release`] returned `Charge(kept)`): the metrics' caused
+/// wait always, and the mutex profile's event when `kept` is
+/// `Some(fraction)`.
+#[cold]
+#[inline(never)]
+#[doc(hidden)]
+pub fn record_mutex_drawn(
+    delay: u64,
+    woken: u64,
+    kept: Option<u64>,
+    kind: EventKind,
+    site: Option<LockSite>,
+    mark: StackMark,
+) {
+    #[cfg(feature = "metrics")]
+    if woken != 0 && metrics::enabled() {
+        metrics::series(site, kind).record_caused(delay);
+    }
+    let Some(fraction) = kept else {
+        return;
+    };
+    if woken == 0 {
+        return;
+    }
+    let Some(_busy) = Recording::enter() else {
+        return;
+    };
+    record_unlock(kind, site, mark, rate::mutex_weight(delay, woken, fraction));
 }
 
 /// Records one sampled event of `weight` on the stack above `mark`: the

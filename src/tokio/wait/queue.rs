@@ -4,10 +4,10 @@
 
 use core::hint::black_box;
 use core::mem::ManuallyDrop;
-use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::collections::VecDeque;
 
-use crate::profile::{self, EventKind, LockSite, StackMark, clock};
+use crate::profile::{self, EventKind, LockSite, ReleaseDraw, StackMark, clock};
 use crate::raw::spin::{SpinGuard, SpinLock};
 
 /// The waiters of one primitive that went `Pending` while mutex profiling
@@ -29,6 +29,11 @@ pub(crate) struct WaitQueue {
     /// hand-over: the waiter queues, the releaser charges, the next holder
     /// leaves).
     queue: SpinLock<Queue>,
+    /// The tick of the last contended release: a waiter's wait counts from
+    /// `max(queued_at, charged_until)`, so no wait is charged twice. Outside
+    /// the spin lock, so that a release that is not sampled only stores its
+    /// tick here (see [`release_queued`]).
+    charged_until: AtomicU64,
     /// Where the primitive was made: its `lock` label.
     site: LockSite,
 }
@@ -38,9 +43,6 @@ struct Queue {
     /// the oldest is the head the next release lets in.
     waiters: VecDeque<(u64, u64)>,
     next_ticket: u64,
-    /// The tick of the last charge: a waiter's wait counts from
-    /// `max(queued_at, charged_until)`, so no wait is charged twice.
-    charged_until: u64,
 }
 
 /// A waiter's place in a [`WaitQueue`].
@@ -56,8 +58,8 @@ impl WaitQueue {
             queue: SpinLock::new(Queue {
                 waiters: VecDeque::new(),
                 next_ticket: 0,
-                charged_until: 0,
             }),
+            charged_until: AtomicU64::new(0),
         }
     }
 
@@ -103,25 +105,44 @@ impl WaitQueue {
     /// the head's and the tail's waits for each of the N others, every wait
     /// counted from `max(queued_at, charged_until)`; then `charged_until =
     /// now`. `None` when nobody is queued.
-    pub(crate) fn charge(&self, now: u64) -> Option<u64> {
-        let mut queue = self.lock();
+    pub(crate) fn charge(&self, now: u64, exclusive: bool) -> Option<u64> {
+        let queue = self.lock();
+        let charged_until = self.charged_until.load(Relaxed);
+        self.advance(now, exclusive);
         let &(_, head) = queue.waiters.front()?;
         let &(_, tail) = queue.waiters.back()?;
         let others = queue.waiters.len() as u64 - 1;
-        let since = |queued_at: u64| clock::elapsed(queued_at.max(queue.charged_until), now);
+        drop(queue);
+        let since = |queued_at: u64| clock::elapsed(queued_at.max(charged_until), now);
         let head_wait = since(head);
         let tail_wait = if others == 0 { 0 } else { since(tail) };
-        queue.charged_until = queue.charged_until.max(now);
         let spread = (u128::from(head_wait) + u128::from(tail_wait)) * u128::from(others) / 2;
         Some(u64::try_from(u128::from(head_wait) + spread).unwrap_or(u64::MAX))
     }
+
+    /// Notes a contended release at `now` that charges nothing: the waits of
+    /// those still queued count from here on. An exclusive hold's releases
+    /// are ordered by the primitive itself, so a store is exact; shared
+    /// holds (readers, permits) can release at once, and the later tick
+    /// wins.
+    #[inline(always)]
+    pub(crate) fn advance(&self, now: u64, exclusive: bool) {
+        if exclusive {
+            self.charged_until.store(now, Relaxed);
+        } else {
+            self.charged_until.fetch_max(now, Relaxed);
+        }
+    }
 }
 
-/// Releases a primitive that has waiters queued: computes the charge (before
-/// the release, so the waiters it lets in are still queued), runs `release`,
-/// then records the charge in the mutex profile on the caller's stack (the
-/// guard's `drop` or the permit's release). Nothing is captured or inserted
-/// while the guard is held or inside tokio.
+/// Releases a primitive that has waiters queued. The mutex profile's draw
+/// comes first ([`profile::draw_mutex_release`]): a release that is not
+/// sampled (and not counted by the metrics) reads the clock and stores it
+/// as the queue's `charged_until`, and that is all; one that is computes
+/// the charge (before the release, so the waiters it lets in are still
+/// queued), runs `release`, then records the charge on the caller's stack
+/// (the guard's `drop` or the permit's release). Nothing is captured or
+/// inserted while the guard is held or inside tokio.
 #[cold]
 #[inline(never)]
 pub(crate) fn release_queued(queue: &WaitQueue, release: impl FnOnce(), kind: EventKind) {
@@ -133,14 +154,18 @@ pub(crate) fn release_queued(queue: &WaitQueue, release: impl FnOnce(), kind: Ev
 fn release_queued_here(queue: &WaitQueue, release: impl FnOnce(), kind: EventKind) {
     let mark = 0u8;
     let mark = StackMark::of(black_box(&mark));
-    let charge = if profile::mutex_profiling_on() {
-        queue.charge(profile::now())
-    } else {
-        None
+    let exclusive = matches!(kind, EventKind::AsyncMutex | EventKind::AsyncRwLockWrite);
+    let (charge, kept) = match profile::draw_mutex_release() {
+        ReleaseDraw::Off => (None, None),
+        ReleaseDraw::Unsampled => {
+            queue.advance(profile::now(), exclusive);
+            (None, None)
+        }
+        ReleaseDraw::Charge(kept) => (queue.charge(profile::now(), exclusive), kept),
     };
     release();
     if let Some(delay) = charge {
-        profile::record_mutex(delay, 1, kind, Some(queue.site()), mark);
+        profile::record_mutex_drawn(delay, 1, kept, kind, Some(queue.site()), mark);
     }
 }
 
