@@ -355,10 +355,7 @@ pub fn record_mutex(
     site: Option<LockSite>,
     mark: StackMark,
 ) {
-    #[cfg(feature = "metrics")]
-    if woken != 0 && metrics::enabled() {
-        metrics::series(site, kind).record_caused(delay);
-    }
+    count_caused(delay, woken, kind, site);
     let fraction = rate::mutex_fraction();
     if fraction == 0 || woken == 0 {
         return;
@@ -370,6 +367,17 @@ pub fn record_mutex(
         return;
     };
     record_unlock(kind, site, mark, weight);
+}
+
+/// Adds a contended unlock's caused wait to the metrics' exact total of
+/// (`site`, `kind`) when metrics are on.
+#[inline(always)]
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+fn count_caused(delay: u64, woken: u64, kind: EventKind, site: Option<LockSite>) {
+    #[cfg(feature = "metrics")]
+    if woken != 0 && metrics::enabled() {
+        metrics::series(site, kind).record_caused(delay);
+    }
 }
 
 /// Records a kept contended unlock of `weight` on the unlocker's stack above
@@ -437,10 +445,7 @@ pub fn record_mutex_drawn(
     site: Option<LockSite>,
     mark: StackMark,
 ) {
-    #[cfg(feature = "metrics")]
-    if woken != 0 && metrics::enabled() {
-        metrics::series(site, kind).record_caused(delay);
-    }
+    count_caused(delay, woken, kind, site);
     let Some(fraction) = kept else {
         return;
     };
