@@ -1,7 +1,11 @@
 //! Async waits at a sampling rate: the draw is made at the wait's first
 //! `Pending` (a threshold the wait must last) and the stack is captured at
 //! its `Ready` only when it is kept (`profile::begin_async_wait`). The
-//! estimates stay unbiased, and the stacks are the waiters' own.
+//! estimates stay unbiased, and the stacks are the waiters' own. Contended
+//! releases at a mutex fraction: the draw is made before the charge, and an
+//! unkept release only moves the queue's charge point; the kept charges
+//! estimate the waits, for an exclusive hold (Mutex) and a shared one
+//! (Semaphore permits).
 #![cfg(feature = "tokio")]
 
 use std::panic::Location;
@@ -172,6 +176,75 @@ fn sampled_async_mutex_charges_estimate_the_waits_unbiased() {
     for record in &kept {
         assert_eq!(record.event_kind(), Some(EventKind::AsyncMutex));
         assert!(mentions(record, "take_turns"), "{record:?}");
+    }
+    let releases: f64 = kept.iter().map(|r| r.count()).sum();
+    let delay = total_secs(&kept);
+    let measured = measured.as_secs_f64();
+    eprintln!("estimated {releases:.0} contended releases, {delay:.3} s of {measured:.3} s");
+    assert!(
+        (0.6..=1.5).contains(&(delay / measured)),
+        "charged {delay:.3} s of {measured:.3} s waited"
+    );
+}
+
+/// A Semaphore and its site (both this function's caller's).
+#[track_caller]
+fn new_semaphore(permits: usize) -> (Arc<syncprof::tokio::Semaphore>, &'static Location<'static>) {
+    (
+        Arc::new(syncprof::tokio::Semaphore::new(permits)),
+        Location::caller(),
+    )
+}
+
+/// Takes a permit of `pool` `rounds` times, holding it across a 1 ms sleep
+/// each time; how long its acquisitions waited in all.
+#[inline(never)]
+async fn take_permits(pool: Arc<syncprof::tokio::Semaphore>, rounds: u32) -> Duration {
+    let mut waited = Duration::ZERO;
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let permit = pool.acquire().await.unwrap();
+        waited += start.elapsed();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        drop(permit);
+    }
+    std::hint::black_box(waited)
+}
+
+/// The shared kind of the test above: six tasks take turns (600 acquisitions) on a Semaphore
+/// of two permits at mutex fraction 4, so two holders release independently
+/// and an unkept release moves the charge point with `fetch_max`. The kept
+/// charges estimate the measured waits.
+#[test]
+fn sampled_semaphore_charges_estimate_the_waits_unbiased() {
+    let _rates = Rates::on();
+    syncprof::set_mutex_fraction(4);
+    #[cfg(feature = "metrics")]
+    let _metrics = MetricsOff::new();
+    let mutex0 = profile::mutex();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (pool, site) = new_semaphore(2);
+    let (tasks, rounds) = (6, 100);
+    let measured = runtime.block_on(async {
+        let turns: Vec<_> = (0..tasks)
+            .map(|_| tokio::spawn(take_permits(Arc::clone(&pool), rounds)))
+            .collect();
+        let mut measured = Duration::ZERO;
+        for turn in turns {
+            measured += turn.await.unwrap();
+        }
+        measured
+    });
+    let charges = profile::mutex().delta(&mutex0);
+    let kept = mine(&charges, site);
+    assert!(!kept.is_empty(), "no release kept");
+    for record in &kept {
+        assert_eq!(record.event_kind(), Some(EventKind::Semaphore));
+        assert!(mentions(record, "take_permits"), "{record:?}");
     }
     let releases: f64 = kept.iter().map(|r| r.count()).sum();
     let delay = total_secs(&kept);
