@@ -30,6 +30,15 @@ fn mentions(record: &Record, needle: &str) -> bool {
     })
 }
 
+/// A 2-worker runtime with timers.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A Notify and its site (both this function's caller's).
 #[track_caller]
 fn new_notify() -> (Arc<syncprof::tokio::Notify>, &'static Location<'static>) {
@@ -53,11 +62,7 @@ fn sampled_async_waits_estimate_count_and_delay_unbiased() {
     let _rates = Rates::on();
     syncprof::set_block_rate(5_000_000);
     let block0 = profile::block();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let rounds = 300;
     let (notify, site) = new_notify();
     let measured = runtime.block_on(async {
@@ -136,46 +141,41 @@ async fn take_turns(lock: Arc<syncprof::tokio::Mutex<u64>>, rounds: u32) -> Dura
     std::hint::black_box(waited)
 }
 
-/// Four tasks take turns on one async Mutex, 300 contended releases with
-/// two or three waiters queued, at mutex fraction 4: the draw is made
-/// before the release computes its charge, and a release that is not kept
-/// only moves the queue's `charged_until`. The kept charges, each standing
-/// for 4, estimate the measured waits (relative standard error ~10%); a
-/// release that did not move `charged_until` would let the next kept one
-/// charge the waits twice (~2x).
-#[test]
-fn sampled_async_mutex_charges_estimate_the_waits_unbiased() {
+/// Runs `tasks` tasks made by `turns` (each returns how long its
+/// acquisitions waited) on a 2-worker runtime at mutex fraction 4, with
+/// the metrics off (they count every release's caused wait exactly, so
+/// with them on every release would compute its charge), and checks that
+/// the kept charges on the primitive made at `site`, each standing for 4,
+/// estimate the measured waits; every kept record is a `kind` on a stack
+/// that names `leaf`.
+fn check_sampled_charges<F>(
+    site: &Location<'_>,
+    kind: EventKind,
+    leaf: &str,
+    tasks: u32,
+    turns: impl Fn() -> F,
+) where
+    F: std::future::Future<Output = Duration> + Send + 'static,
+{
     let _rates = Rates::on();
     syncprof::set_mutex_fraction(4);
-    // The metrics count every release's caused wait exactly: off, so that
-    // the releases that are not kept compute nothing.
     #[cfg(feature = "metrics")]
     let _metrics = MetricsOff::new();
     let mutex0 = profile::mutex();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (lock, site) = new_mutex();
-    let (tasks, rounds) = (4, 75);
-    let measured = runtime.block_on(async {
-        let turns: Vec<_> = (0..tasks)
-            .map(|_| tokio::spawn(take_turns(Arc::clone(&lock), rounds)))
-            .collect();
+    let measured = runtime().block_on(async {
+        let turns: Vec<_> = (0..tasks).map(|_| tokio::spawn(turns())).collect();
         let mut measured = Duration::ZERO;
         for turn in turns {
             measured += turn.await.unwrap();
         }
         measured
     });
-    assert_eq!(*lock.try_lock().unwrap(), u64::from(tasks * rounds));
     let charges = profile::mutex().delta(&mutex0);
     let kept = mine(&charges, site);
     assert!(!kept.is_empty(), "no release kept");
     for record in &kept {
-        assert_eq!(record.event_kind(), Some(EventKind::AsyncMutex));
-        assert!(mentions(record, "take_turns"), "{record:?}");
+        assert_eq!(record.event_kind(), Some(kind));
+        assert!(mentions(record, leaf), "{record:?}");
     }
     let releases: f64 = kept.iter().map(|r| r.count()).sum();
     let delay = total_secs(&kept);
@@ -185,6 +185,23 @@ fn sampled_async_mutex_charges_estimate_the_waits_unbiased() {
         (0.6..=1.5).contains(&(delay / measured)),
         "charged {delay:.3} s of {measured:.3} s waited"
     );
+}
+
+/// Four tasks take turns on one async Mutex, 300 contended releases with
+/// two or three waiters queued, at mutex fraction 4: the draw is made
+/// before the release computes its charge, and a release that is not kept
+/// only moves the queue's `charged_until`. The kept charges, each standing
+/// for 4, estimate the measured waits (relative standard error ~10%); a
+/// release that did not move `charged_until` would let the next kept one
+/// charge the waits twice (~2x).
+#[test]
+fn sampled_async_mutex_charges_estimate_the_waits_unbiased() {
+    let (lock, site) = new_mutex();
+    let (tasks, rounds) = (4, 75);
+    check_sampled_charges(site, EventKind::AsyncMutex, "take_turns", tasks, || {
+        take_turns(Arc::clone(&lock), rounds)
+    });
+    assert_eq!(*lock.try_lock().unwrap(), u64::from(tasks * rounds));
 }
 
 /// A Semaphore and its site (both this function's caller's).
@@ -211,47 +228,14 @@ async fn take_permits(pool: Arc<syncprof::tokio::Semaphore>, rounds: u32) -> Dur
     std::hint::black_box(waited)
 }
 
-/// The shared kind of the test above: six tasks take turns (600 acquisitions) on a Semaphore
-/// of two permits at mutex fraction 4, so two holders release independently
-/// and an unkept release moves the charge point with `fetch_max`. The kept
-/// charges estimate the measured waits.
+/// The shared kind of the test above: six tasks take turns (600
+/// acquisitions) on a Semaphore of two permits at mutex fraction 4, so two
+/// holders release independently and an unkept release moves the charge
+/// point with `fetch_max`. The kept charges estimate the measured waits.
 #[test]
 fn sampled_semaphore_charges_estimate_the_waits_unbiased() {
-    let _rates = Rates::on();
-    syncprof::set_mutex_fraction(4);
-    #[cfg(feature = "metrics")]
-    let _metrics = MetricsOff::new();
-    let mutex0 = profile::mutex();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
     let (pool, site) = new_semaphore(2);
-    let (tasks, rounds) = (6, 100);
-    let measured = runtime.block_on(async {
-        let turns: Vec<_> = (0..tasks)
-            .map(|_| tokio::spawn(take_permits(Arc::clone(&pool), rounds)))
-            .collect();
-        let mut measured = Duration::ZERO;
-        for turn in turns {
-            measured += turn.await.unwrap();
-        }
-        measured
+    check_sampled_charges(site, EventKind::Semaphore, "take_permits", 6, || {
+        take_permits(Arc::clone(&pool), 100)
     });
-    let charges = profile::mutex().delta(&mutex0);
-    let kept = mine(&charges, site);
-    assert!(!kept.is_empty(), "no release kept");
-    for record in &kept {
-        assert_eq!(record.event_kind(), Some(EventKind::Semaphore));
-        assert!(mentions(record, "take_permits"), "{record:?}");
-    }
-    let releases: f64 = kept.iter().map(|r| r.count()).sum();
-    let delay = total_secs(&kept);
-    let measured = measured.as_secs_f64();
-    eprintln!("estimated {releases:.0} contended releases, {delay:.3} s of {measured:.3} s");
-    assert!(
-        (0.6..=1.5).contains(&(delay / measured)),
-        "charged {delay:.3} s of {measured:.3} s waited"
-    );
 }
