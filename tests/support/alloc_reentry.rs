@@ -98,29 +98,33 @@ fn churn(depth: usize, stop: &AtomicBool) -> usize {
 /// waits for its turn, allocates, passes the turn on with `notify_all`, so
 /// 9 or more waiters make `parking_lot_core` spill to the heap), beside a
 /// bounded channel carrying `rounds` boxed items and `churners` threads
-/// allocating heavily. Returns the turns taken.
+/// allocating heavily. Returns the turns taken, once every thread it made
+/// has exited: the scope alone returns when their closures have returned,
+/// before their thread-locals' destructors ran, and those free memory
+/// (through the allocator under test) while the caller reads its counters.
 pub fn round_robin(threads: usize, churners: usize, rounds: usize) -> usize {
     let turn = Mutex::new(0usize);
     let changed = Condvar::new();
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::sync_channel::<Box<usize>>(4);
     std::thread::scope(|s| {
+        let mut spawned = Vec::new();
         for t in 0..churners {
             let stop = &stop;
-            s.spawn(move || {
+            spawned.push(s.spawn(move || {
                 let mut depth = t;
                 while !stop.load(Relaxed) {
                     churn(depth % 24, stop);
                     depth += 1;
                 }
-            });
+            }));
         }
-        s.spawn(move || {
+        spawned.push(s.spawn(move || {
             for i in 0..rounds {
                 tx.send(Box::new(i)).unwrap();
             }
-        });
-        s.spawn(move || {
+        }));
+        spawned.push(s.spawn(move || {
             let mut sum = 0usize;
             for item in rx {
                 sum += *item;
@@ -130,24 +134,31 @@ pub fn round_robin(threads: usize, churners: usize, rounds: usize) -> usize {
                 rounds * rounds.saturating_sub(1) / 2,
                 "an item was lost"
             );
-        });
+        }));
         for id in 0..threads {
             let (turn, changed) = (&turn, &changed);
-            s.spawn(move || {
+            spawned.push(s.spawn(move || {
                 let mut mine = id;
                 while mine < rounds {
                     wait_turn(turn, changed, mine, mine % 32);
                     mine += threads;
                 }
-            });
+            }));
         }
         // Stop the allocating threads once the turns are all taken.
-        s.spawn(|| {
+        spawned.push(s.spawn(|| {
             while *turn.lock().unwrap() < rounds {
                 std::thread::sleep(Duration::from_millis(5));
             }
             stop.store(true, Relaxed);
-        });
+        }));
+        // A scoped thread's `join` waits for the thread itself to exit,
+        // its thread-locals' destructors included; a panic goes on as is.
+        for thread in spawned {
+            if let Err(panic) = thread.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
     });
     turn.into_inner().unwrap()
 }
