@@ -35,8 +35,10 @@ pub(crate) struct Wait<'q> {
 }
 
 impl Wait<'_> {
-    /// The `Ready` after the wait: one clock read and a few atomics for the
-    /// block profile (and, for a wait whose stack capture was deferred and
+    /// The `Ready` after the wait: a few atomics for the block profile (and
+    /// one clock read when the task was not queued for the mutex profile;
+    /// queued, its wait ends at the tick of the release that let it in),
+    /// and, for a wait whose stack capture was deferred and
     /// that is kept, the capture above `mark`, which the caller takes so
     /// that the `poll` that called [`first_pending`] is the leaf again), and
     /// leaving the queue.
@@ -48,7 +50,12 @@ impl Wait<'_> {
             queue,
         } = self;
         if let Some(block) = block {
-            profile::end_async_wait(block, mark);
+            // Queued, the task was let in by a release that read the clock
+            // (its tick is the queue's last): the wait ends there.
+            let granted_at = queue
+                .filter(|_| ticket.is_some())
+                .map(WaitQueue::last_release);
+            profile::end_async_wait(block, mark, granted_at);
         }
         if let (Some(queue), Some(ticket)) = (queue, ticket) {
             queue.dequeue(ticket);
@@ -98,8 +105,11 @@ fn begin_wait<'q>(
         return None;
     }
     let block = profile::begin_async_wait(kind, Some(site), mark);
+    // Queued whenever the wait is timed (for the block profile, the
+    // metrics or the waiting view), so that it ends at its release's tick
+    // (see `end_at`) whichever profile is on, and for the mutex profile.
     let ticket = match queue {
-        Some(queue) if profile::mutex_profiling_on() => {
+        Some(queue) if block.is_some() || profile::mutex_profiling_on() => {
             // Queued when the block profile's wait started: one clock read.
             let tick = block
                 .as_ref()

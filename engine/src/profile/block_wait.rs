@@ -281,14 +281,24 @@ pub const EAGER_CAPTURE_NANOS: u64 = 1_000;
 /// reached the threshold drawn at its start). The capture is made inside
 /// the critical section of what the task just acquired (docs/performance.md
 /// measures it); it may allocate (a new stack's bucket).
+///
+/// `granted_at` is the tick of the release that let the task in, when the
+/// caller knows it: the wait ends there, as Go's `readyWithTime` ends a
+/// semaphore wait at the releaser's tick (`src/runtime/sema.go`), rather
+/// than at the task's next poll, and no clock is read here. A tick before
+/// the wait's start (a release that read none, or another CPU's clock a
+/// few ticks behind) is not the grant: the clock is read instead.
 #[inline]
 #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
 #[doc(hidden)]
-pub fn end_async_wait(wait: BlockWait, mark: StackMark) {
+pub fn end_async_wait(wait: BlockWait, mark: StackMark, granted_at: Option<u64>) {
+    let end = granted_at
+        .filter(|&tick| tick >= wait.start)
+        .unwrap_or_else(clock::now);
     if wait.deferred.is_none() {
-        return end_block_wait(wait);
+        return end_block_wait_at(wait, end);
     }
-    record_deferred(wait, mark, Flags::NONE);
+    record_deferred(wait, mark, Flags::NONE, end);
 }
 
 /// [`cancel_block_wait`] for a wait begun by [`begin_async_wait`]: a wait
@@ -302,14 +312,14 @@ pub fn cancel_async_wait(wait: BlockWait, mark: StackMark) {
     if wait.deferred.is_none() {
         return cancel_block_wait(wait);
     }
-    record_deferred(wait, mark, Flags::CANCELLED);
+    record_deferred(wait, mark, Flags::CANCELLED, clock::now());
 }
 
-/// Ends a deferred wait: its metrics, and if its threshold says it is kept,
-/// its event on the stack above `mark` with `extra` flags.
-fn record_deferred(mut wait: BlockWait, mark: StackMark, extra: Flags) {
+/// Ends a deferred wait at tick `end`: its metrics, and if its threshold
+/// says it is kept, its event on the stack above `mark` with `extra` flags.
+fn record_deferred(mut wait: BlockWait, mark: StackMark, extra: Flags, end: u64) {
     drop(wait.registration.take());
-    let cycles = clock::elapsed(wait.start, clock::now());
+    let cycles = clock::elapsed(wait.start, end);
     #[cfg(feature = "metrics")]
     if let Some(series) = wait.series {
         series.record_wait(cycles);
@@ -483,8 +493,14 @@ pub fn discard_block_wait(wait: BlockWait) {
 #[inline]
 #[doc(hidden)]
 pub fn end_block_wait(wait: BlockWait) {
+    end_block_wait_at(wait, clock::now());
+}
+
+/// [`end_block_wait`] for a wait that ended at tick `end`.
+#[inline]
+fn end_block_wait_at(wait: BlockWait, end: u64) {
     drop(wait.registration);
-    let cycles = clock::elapsed(wait.start, clock::now());
+    let cycles = clock::elapsed(wait.start, end);
     #[cfg(feature = "metrics")]
     if let Some(series) = wait.series {
         series.record_wait(cycles);

@@ -394,10 +394,10 @@ fn record_unlock(kind: EventKind, site: Option<LockSite>, mark: StackMark, weigh
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[doc(hidden)]
 pub enum ReleaseDraw {
-    /// Mutex profiling and the metrics are off: nothing.
-    Off,
-    /// Nobody needs the charge: the release only notes when it happened,
-    /// so that the next charge counts the waits from there.
+    /// Nobody needs the charge (the release is not kept, or mutex
+    /// profiling is off, and the metrics are off): the release only notes
+    /// when it happened, so that the next charge counts the waits from
+    /// there (and a waiter it lets in can end its wait there).
     Unsampled,
     /// The charge is needed: for the metrics (exact caused-wait totals),
     /// and when `Some(fraction)` for the mutex profile, kept at `fraction`.
@@ -425,7 +425,6 @@ pub fn draw_mutex_release() -> ReleaseDraw {
     match (kept, metrics_on()) {
         (true, _) => ReleaseDraw::Charge(Some(fraction)),
         (false, true) => ReleaseDraw::Charge(None),
-        (false, false) if fraction == 0 => ReleaseDraw::Off,
         (false, false) => ReleaseDraw::Unsampled,
     }
 }

@@ -10,8 +10,9 @@ use std::collections::VecDeque;
 use crate::profile::{self, EventKind, LockSite, ReleaseDraw, StackMark, clock};
 use crate::raw::spin::{SpinGuard, SpinLock};
 
-/// The waiters of one primitive that went `Pending` while mutex profiling
-/// was on, oldest first, and the tick of the primitive's last charge. Off the
+/// The waiters of one primitive that went `Pending` while a profile, the
+/// metrics or the waiting view timed them, oldest first, and the tick of
+/// the primitive's last contended release. Off the
 /// uncontended path: a waiter enters it at its first `Pending` poll and leaves
 /// at its `Ready` poll (or drop); a release reads one atomic and takes the
 /// lock only when someone is queued.
@@ -30,7 +31,8 @@ pub(crate) struct WaitQueue {
     /// leaves).
     queue: SpinLock<Queue>,
     /// The tick of the last contended release: a waiter's wait counts from
-    /// `max(queued_at, charged_until)`, so no wait is charged twice. Outside
+    /// `max(queued_at, charged_until)`, so no wait is charged twice, and a
+    /// waiter let in ends its wait here ([`WaitQueue::last_release`]). Outside
     /// the spin lock, so that a release that is not sampled only stores its
     /// tick here (see [`release_queued`]).
     charged_until: AtomicU64,
@@ -120,6 +122,23 @@ impl WaitQueue {
         Some(u64::try_from(u128::from(head_wait) + spread).unwrap_or(u64::MAX))
     }
 
+    /// The tick of the last contended release: for a waiter that this
+    /// queue held, at least the tick of the release that let it in (the
+    /// release stored it before it released, and the waiter's acquire
+    /// follows that release), and for an exclusive hold exactly that tick
+    /// (nothing else releases before the new holder does). A shared hold's
+    /// later releases can move it on, never past the waiter's own poll.
+    /// Every release that finds a waiter queued stores its tick; one that
+    /// races a waiter's queueing (its count not yet seen) stores none and
+    /// leaves an older tick, which the caller tells from the grant when it
+    /// precedes the wait's start, and otherwise ends the wait early by the
+    /// holds since that tick (a race of a few instructions, on a runtime
+    /// with more than one thread).
+    #[inline(always)]
+    pub(crate) fn last_release(&self) -> u64 {
+        self.charged_until.load(Relaxed)
+    }
+
     /// Notes a contended release at `now` that charges nothing: the waits of
     /// those still queued count from here on. An exclusive hold's releases
     /// are ordered by the primitive itself, so a store is exact; shared
@@ -137,8 +156,10 @@ impl WaitQueue {
 
 /// Releases a primitive that has waiters queued. The mutex profile's draw
 /// comes first ([`profile::draw_mutex_release`]): a release that is not
-/// sampled (and not counted by the metrics) reads the clock and stores it
-/// as the queue's `charged_until`, and that is all; one that is computes
+/// sampled (and not counted by the metrics), or any release with mutex
+/// profiling off, reads the clock and stores it as the queue's
+/// `charged_until` (where the waiters it lets in end their waits), and
+/// that is all; one that is computes
 /// the charge (before the release, so the waiters it lets in are still
 /// queued), runs `release`, then records the charge on the caller's stack
 /// (the guard's `drop` or the permit's release). Nothing is captured or
@@ -156,7 +177,8 @@ fn release_queued_here(queue: &WaitQueue, release: impl FnOnce(), kind: EventKin
     let mark = StackMark::of(black_box(&mark));
     let exclusive = matches!(kind, EventKind::AsyncMutex | EventKind::AsyncRwLockWrite);
     let (charge, kept) = match profile::draw_mutex_release() {
-        ReleaseDraw::Off => (None, None),
+        // Also with mutex profiling off: the waiters queued for the block
+        // profile end their waits at this tick (`WaitQueue::last_release`).
         ReleaseDraw::Unsampled => {
             queue.advance(profile::now(), exclusive);
             (None, None)
