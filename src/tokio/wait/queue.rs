@@ -142,14 +142,18 @@ impl WaitQueue {
     /// Notes a contended release at `now` that charges nothing: the waits of
     /// those still queued count from here on. An exclusive hold's releases
     /// are ordered by the primitive itself, so a store is exact; shared
-    /// holds (readers, permits) can release at once, and the later tick
-    /// wins.
+    /// holds (readers, permits) can release at once, and a tick older than
+    /// the one stored is not stored. A load and a store rather than a
+    /// `fetch_max`: its locked compare-exchange was a quarter of a release's
+    /// samples (`perf`, the current-thread semaphore row). Two shared
+    /// releases whose clock reads nanoseconds apart can race past the check
+    /// and leave the earlier tick: the next charge then counts those
+    /// nanoseconds twice, and a waiter they let in ends its wait that much
+    /// early.
     #[inline(always)]
     pub(crate) fn advance(&self, now: u64, exclusive: bool) {
-        if exclusive {
+        if exclusive || now > self.charged_until.load(Relaxed) {
             self.charged_until.store(now, Relaxed);
-        } else {
-            self.charged_until.fetch_max(now, Relaxed);
         }
     }
 }
