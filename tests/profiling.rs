@@ -171,48 +171,84 @@ fn six_waiters_queue_behind_one_holder() {
     }
 }
 
-/// Takes the lock; returns the guard and how long the call took.
-#[inline(never)]
-fn lock_timed(mutex: &Mutex<()>) -> (syncprof::MutexGuard<'_, ()>, Duration) {
-    let start = Instant::now();
-    let guard = mutex.lock().unwrap();
-    (guard, start.elapsed())
+/// When the lock was last released, for waiters to tell how long they
+/// waited until the release that let them in: the wait the mutex profile
+/// charges. A waiter's own clock also counts the time from that release
+/// until the kernel runs it, which no unlock causes and the profile does not
+/// charge (in Go neither); with a core kept busy by another process that
+/// time alone was up to a fifth of the waits.
+struct Releases {
+    base: Instant,
+    /// Nanoseconds from `base` to the last release.
+    last: std::sync::atomic::AtomicU64,
 }
 
-/// Holds the lock `hold` on the CPU (a busy section), then releases it.
-#[inline(never)]
-fn busy_then_release(guard: syncprof::MutexGuard<'_, ()>, hold: Duration) {
-    let start = Instant::now();
-    while start.elapsed() < hold {
-        std::hint::spin_loop();
+impl Releases {
+    fn new() -> Releases {
+        Releases {
+            base: Instant::now(),
+            last: std::sync::atomic::AtomicU64::new(0),
+        }
     }
-    drop(guard);
-    std::hint::black_box(());
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_nanos()).unwrap()
+    }
+
+    /// Takes the lock; returns the guard and how long the caller waited
+    /// until the release that let it in (zero if it did not wait).
+    #[inline(never)]
+    fn lock_timed<'m>(&self, mutex: &'m Mutex<()>) -> (syncprof::MutexGuard<'m, ()>, Duration) {
+        let start = self.now();
+        let guard = mutex.lock().unwrap();
+        // The release that let us in stored its time before it unlocked.
+        let released = self.last.load(std::sync::atomic::Ordering::Relaxed);
+        (guard, Duration::from_nanos(released.saturating_sub(start)))
+    }
+
+    /// Holds the lock `hold` on the CPU (a busy section), then notes the
+    /// time and releases it.
+    #[inline(never)]
+    fn busy_then_release(&self, guard: syncprof::MutexGuard<'_, ()>, hold: Duration) {
+        let start = Instant::now();
+        while start.elapsed() < hold {
+            std::hint::spin_loop();
+        }
+        self.last
+            .store(self.now(), std::sync::atomic::Ordering::Relaxed);
+        drop(guard);
+        std::hint::black_box(());
+    }
 }
 
 /// Four threads each release the lock and take it back at once, again and
-/// again, for 200 ms (100 µs sections on the CPU): many unlocks find a
+/// again, for 500 ms (100 µs sections on the CPU): many unlocks find a
 /// waiter woken earlier still on its way and wake nobody (it sets
 /// PARKED_BIT again), and the waits meanwhile are charged to whichever
-/// unlock wakes next. The charges still add up to the waits (0.97-1.00
-/// over six runs here; the code before, which woke a waiter at every
-/// unlock, read 0.86 and 0.90).
+/// unlock wakes next. The charges still add up to the waits until the
+/// releases that ended them: 0.976-0.993 in eight debug runs here, where
+/// the code before `be25f7d`, which woke a waiter at every unlock, read
+/// 0.911-0.940 (and 0.886-0.943 over 200 ms). Against the waiters' own
+/// clocks (the test's first measure) the current code read 0.935-0.990 on
+/// a quiet machine and once 0.898 in CI.
 #[test]
 fn waits_past_unlocks_that_wake_nobody_are_all_charged() {
     let _rates = Rates::on();
     let mutex0 = profile::mutex();
     let (mutex, site) = new_mutex();
+    let releases = Arc::new(Releases::new());
     let guard = mutex.lock().unwrap();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let waiters: Vec<_> = (0..3)
         .map(|_| {
-            let (m, stop) = (Arc::clone(&mutex), Arc::clone(&stop));
+            let (m, stop, releases) =
+                (Arc::clone(&mutex), Arc::clone(&stop), Arc::clone(&releases));
             thread::spawn(move || {
                 let mut waited = Duration::ZERO;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let (guard, w) = lock_timed(&m);
+                    let (guard, w) = releases.lock_timed(&m);
                     waited += w;
-                    busy_then_release(guard, Duration::from_micros(100));
+                    releases.busy_then_release(guard, Duration::from_micros(100));
                 }
                 waited
             })
@@ -220,12 +256,12 @@ fn waits_past_unlocks_that_wake_nobody_are_all_charged() {
         .collect();
     thread::sleep(Duration::from_millis(20));
     let mut waited = Duration::ZERO;
-    busy_then_release(guard, Duration::from_micros(100));
+    releases.busy_then_release(guard, Duration::from_micros(100));
     let start = Instant::now();
-    while start.elapsed() < Duration::from_millis(200) {
-        let (guard, w) = lock_timed(&mutex);
+    while start.elapsed() < Duration::from_millis(500) {
+        let (guard, w) = releases.lock_timed(&mutex);
         waited += w;
-        busy_then_release(guard, Duration::from_micros(100));
+        releases.busy_then_release(guard, Duration::from_micros(100));
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let waited = waiters
@@ -239,8 +275,8 @@ fn waits_past_unlocks_that_wake_nobody_are_all_charged() {
     let total = total_secs(&mine(&charges, site));
     let ratio = total / waited;
     assert!(
-        (0.9..=1.15).contains(&ratio),
-        "mutex delay {total} / waits {waited} = {ratio}"
+        (0.95..=1.15).contains(&ratio),
+        "mutex delay {total} / waits until their releases {waited} = {ratio}"
     );
 }
 
