@@ -169,49 +169,6 @@ fn uncontended_async_locks_record_nothing() {
     assert!(mine(&profile::mutex().delta(&mutex0), site).is_empty());
 }
 
-/// A queued async wait ends at the release that lets the task in, as Go's
-/// `readyWithTime` ends a semaphore wait at the releaser's tick, not at the
-/// task's next poll: here the releasing task then blocks the runtime's only
-/// thread for 150 ms, which is the scheduler's delay, not the lock's. The
-/// same with the mutex profile off (the block profile's meaning does not
-/// depend on the other profile).
-#[test]
-fn an_async_wait_ends_at_the_release_that_lets_the_task_in() {
-    for fraction in [1, 0] {
-        let _rates = Rates::on();
-        syncprof::set_mutex_fraction(fraction);
-        let block0 = profile::block();
-        let (lock, site) = new_mutex();
-        let current_thread = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let (held, waited) = current_thread.block_on(async {
-            let guard = lock.lock().await;
-            let queued = Instant::now();
-            let waiter = tokio::spawn(queue_for_lock(Arc::clone(&lock)));
-            // The waiter runs (and goes `Pending`) while this task sleeps.
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let held = queued.elapsed();
-            drop(guard);
-            std::thread::sleep(Duration::from_millis(150));
-            (held, waiter.await.unwrap())
-        });
-        let blocks = profile::block().delta(&block0);
-        let blocks = mine(&blocks, site);
-        let count: f64 = blocks.iter().map(|r| r.count()).sum();
-        assert_eq!(count, 1.0, "fraction {fraction}: {blocks:#?}");
-        let recorded = total_secs(&blocks);
-        // The waiter's own clock also counts the 150 ms after the release.
-        assert!(waited >= held + Duration::from_millis(150), "{waited:?}");
-        ratio_in(
-            &format!("fraction {fraction}: recorded wait / time until the release"),
-            recorded / held.as_secs_f64(),
-            0.9..=1.01,
-        );
-    }
-}
-
 // ------------------------------------------------------------ semaphore
 
 #[track_caller]

@@ -10,10 +10,12 @@
 //!   task's poll chain, so the awaiting `async fn`s are on it (their frames
 //!   are the compiler's `…::{{closure}}` functions, e.g.
 //!   `my_app::handler::{{closure}}`: `go tool pprof` shows them as they are);
-//!   its delay is the wall time from that poll to the release that let the
-//!   task in (`Mutex`, `RwLock`, `Semaphore`: as Go's `readyWithTime`, so the
-//!   task's time in the run queue afterwards is not counted) or, for
-//!   `Notify`, `Barrier` and the channels, to the `Ready` poll. Kinds:
+//!   its delay is the wall time from that poll to the release (or
+//!   downgrade, or close) that let the task in or failed it (`Mutex`,
+//!   `RwLock`, `Semaphore`: as Go's `readyWithTime`, so the task's time in
+//!   the run queue afterwards is not counted; docs/async.md has the one
+//!   approximation) or, for `Notify`, `Barrier` and the channels, to the
+//!   `Ready` poll. Kinds:
 //!   `async_mutex`, `async_rwlock_read`, `async_rwlock_write`, `semaphore`,
 //!   `notify`, `async_barrier`, `async_chan_send`, `async_chan_recv`. A future
 //!   dropped while waiting (a timeout, a `select!`) is recorded for the time

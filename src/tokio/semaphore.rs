@@ -345,6 +345,8 @@ impl Semaphore {
 
     /// Closes the semaphore: pending and later acquires fail.
     pub fn close(&self) {
+        // The waiters it fails end their waits here.
+        self.queue.letting_in();
         self.inner.close();
     }
 

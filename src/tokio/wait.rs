@@ -50,11 +50,12 @@ impl Wait<'_> {
             queue,
         } = self;
         if let Some(block) = block {
-            // Queued, the task was let in by a release that read the clock
-            // (its tick is the queue's last): the wait ends there.
+            // Queued, the task was let in by a release (or a downgrade, or
+            // failed by a close) that read the clock first: the wait ends
+            // at that tick.
             let granted_at = queue
                 .filter(|_| ticket.is_some())
-                .map(WaitQueue::last_release);
+                .map(WaitQueue::last_let_in);
             profile::end_async_wait(block, mark, granted_at);
         }
         if let (Some(queue), Some(ticket)) = (queue, ticket) {

@@ -126,7 +126,9 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     pub fn downgrade(self) -> RwLockReadGuard<'a, T> {
         let lock = self.lock;
         let this = ManuallyDrop::new(self);
-        let read = TokioWrite::downgrade(take!(this.held).into_guard());
+        let held = take!(this.held);
+        held.queue().letting_in();
+        let read = TokioWrite::downgrade(held.into_guard());
         lock.read_guard(read)
     }
 
@@ -294,7 +296,9 @@ impl<T: ?Sized> OwnedRwLockWriteGuard<T> {
     pub fn downgrade(self) -> OwnedRwLockReadGuard<T> {
         let this = ManuallyDrop::new(self);
         let lock: Arc<RwLock<T>> = take!(this.lock);
-        let read = TokioWrite::downgrade(take!(this.held).into_guard());
+        let held = take!(this.held);
+        held.queue().letting_in();
+        let read = TokioWrite::downgrade(held.into_guard());
         let held = Held::new(read, &lock.queue);
         // SAFETY: the hold borrows from `lock`, kept by the new guard.
         let held: ReadHeld<'static> = unsafe { forever(held) };

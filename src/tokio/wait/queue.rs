@@ -31,11 +31,15 @@ pub(crate) struct WaitQueue {
     /// leaves).
     queue: SpinLock<Queue>,
     /// The tick of the last contended release: a waiter's wait counts from
-    /// `max(queued_at, charged_until)`, so no wait is charged twice, and a
-    /// waiter let in ends its wait here ([`WaitQueue::last_release`]). Outside
+    /// `max(queued_at, charged_until)`, so no wait is charged twice. Outside
     /// the spin lock, so that a release that is not sampled only stores its
     /// tick here (see [`release_queued`]).
     charged_until: AtomicU64,
+    /// The tick of the last release, downgrade or close that let queued
+    /// waiters in (or, closing, out): where they end their waits
+    /// ([`WaitQueue::last_let_in`]). Apart from `charged_until` because a
+    /// downgrade and a close charge nothing.
+    let_in_at: AtomicU64,
     /// Where the primitive was made: its `lock` label.
     site: LockSite,
 }
@@ -62,6 +66,7 @@ impl WaitQueue {
                 next_ticket: 0,
             }),
             charged_until: AtomicU64::new(0),
+            let_in_at: AtomicU64::new(0),
         }
     }
 
@@ -122,21 +127,30 @@ impl WaitQueue {
         Some(u64::try_from(u128::from(head_wait) + spread).unwrap_or(u64::MAX))
     }
 
-    /// The tick of the last contended release: for a waiter that this
-    /// queue held, at least the tick of the release that let it in (the
-    /// release stored it before it released, and the waiter's acquire
-    /// follows that release), and for an exclusive hold exactly that tick
-    /// (nothing else releases before the new holder does). A shared hold's
-    /// later releases can move it on, never past the waiter's own poll.
-    /// Every release that finds a waiter queued stores its tick; one that
+    /// The tick of the last release, downgrade or close that let queued
+    /// waiters in: for a waiter that this queue held, at least the tick of
+    /// the one that let it in (stored before it let anyone in, and the
+    /// waiter's acquire follows it), and for an exclusive hold exactly that
+    /// tick (nothing else releases before the new holder does). A shared
+    /// hold's later releases can move it on, never past the waiter's own
+    /// poll. Every one that finds a waiter queued stores its tick; one that
     /// races a waiter's queueing (its count not yet seen) stores none and
     /// leaves an older tick, which the caller tells from the grant when it
     /// precedes the wait's start, and otherwise ends the wait early by the
     /// holds since that tick (a race of a few instructions, on a runtime
     /// with more than one thread).
     #[inline(always)]
-    pub(crate) fn last_release(&self) -> u64 {
-        self.charged_until.load(Relaxed)
+    pub(crate) fn last_let_in(&self) -> u64 {
+        self.let_in_at.load(Relaxed)
+    }
+
+    /// Notes, before a downgrade or a close lets queued waiters in (or
+    /// fails them), where their waits end; charges nothing.
+    #[inline]
+    pub(crate) fn letting_in(&self) {
+        if self.has_waiters() {
+            store_later(&self.let_in_at, profile::now(), false);
+        }
     }
 
     /// Notes a contended release at `now` that charges nothing: the waits of
@@ -152,9 +166,17 @@ impl WaitQueue {
     /// early.
     #[inline(always)]
     pub(crate) fn advance(&self, now: u64, exclusive: bool) {
-        if exclusive || now > self.charged_until.load(Relaxed) {
-            self.charged_until.store(now, Relaxed);
-        }
+        store_later(&self.charged_until, now, exclusive);
+        store_later(&self.let_in_at, now, exclusive);
+    }
+}
+
+/// Stores `now` in `tick` (see [`WaitQueue::advance`]): always for an
+/// exclusive hold's release, else only over an older tick.
+#[inline(always)]
+fn store_later(tick: &AtomicU64, now: u64, exclusive: bool) {
+    if exclusive || now > tick.load(Relaxed) {
+        tick.store(now, Relaxed);
     }
 }
 
@@ -162,8 +184,8 @@ impl WaitQueue {
 /// comes first ([`profile::draw_mutex_release`]): a release that is not
 /// sampled (and not counted by the metrics), or any release with mutex
 /// profiling off, reads the clock and stores it as the queue's
-/// `charged_until` (where the waiters it lets in end their waits), and
-/// that is all; one that is computes
+/// `charged_until` and `let_in_at` (where the waiters it lets in end their
+/// waits), and that is all; one that is computes
 /// the charge (before the release, so the waiters it lets in are still
 /// queued), runs `release`, then records the charge on the caller's stack
 /// (the guard's `drop` or the permit's release). Nothing is captured or
@@ -182,7 +204,7 @@ fn release_queued_here(queue: &WaitQueue, release: impl FnOnce(), kind: EventKin
     let exclusive = matches!(kind, EventKind::AsyncMutex | EventKind::AsyncRwLockWrite);
     let (charge, kept) = match profile::draw_mutex_release() {
         // Also with mutex profiling off: the waiters queued for the block
-        // profile end their waits at this tick (`WaitQueue::last_release`).
+        // profile end their waits at this tick (`WaitQueue::last_let_in`).
         ReleaseDraw::Unsampled => {
             queue.advance(profile::now(), exclusive);
             (None, None)
