@@ -13,7 +13,10 @@
 //! `--steps N` (the critical sections' work, instead of ~1 µs calibrated),
 //! `--on block|mutex` ("on" with one profile only), `--block-rate NS` and
 //! `--mutex-fraction N` ("on" sampled at these settings instead of 1),
-//! `--per-round` (each variant's ns per operation, round by round).
+//! `--per-round` (each variant's ns per operation, round by round). Every
+//! row also prints each variant's CPU time per operation (the process's CPU
+//! clock around each run, every runtime worker included) and its paired
+//! ratio to tokio's.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -21,7 +24,7 @@ use std::time::{Duration, Instant};
 
 #[path = "support/harness.rs"]
 mod harness;
-use harness::{calibrate, median, paired, work};
+use harness::{calibrate, median, paired, process_cpu, work};
 
 /// The command-line argument after `flag`.
 fn arg_after(flag: &str) -> Option<String> {
@@ -77,9 +80,37 @@ const TASKS: u64 = 8;
 const PER_TASK: u64 = 5_000;
 const MESSAGES: u64 = 200_000;
 
-/// Nanoseconds per operation.
-fn per_op(elapsed: Duration, ops: u64) -> f64 {
-    elapsed.as_secs_f64() * 1e9 / ops as f64
+/// One run's cost per operation, in nanoseconds: wall time, and CPU time of
+/// the whole process (every runtime worker included, so a worker that spins
+/// before it parks is counted).
+#[derive(Clone, Copy)]
+struct Cost {
+    wall: f64,
+    cpu: f64,
+}
+
+/// The wall and process CPU clocks at a run's start.
+struct Timer {
+    wall: Instant,
+    cpu: Duration,
+}
+
+impl Timer {
+    fn start() -> Timer {
+        Timer {
+            wall: Instant::now(),
+            cpu: process_cpu(),
+        }
+    }
+
+    /// The cost per operation of `ops` operations since [`Timer::start`].
+    fn per_op(&self, ops: u64) -> Cost {
+        let per = |d: Duration| d.as_secs_f64() * 1e9 / ops as f64;
+        Cost {
+            wall: per(self.wall.elapsed()),
+            cpu: per(process_cpu().saturating_sub(self.cpu)),
+        }
+    }
 }
 
 macro_rules! uncontended_mutex {
@@ -87,13 +118,13 @@ macro_rules! uncontended_mutex {
         use $sync as s;
         let rt = current_thread();
         let lock = s::Mutex::new(0u64);
-        let t = Instant::now();
+        let t = Timer::start();
         rt.block_on(async {
             for _ in 0..UNCONTENDED {
                 *lock.lock().await += 1;
             }
         });
-        per_op(t.elapsed(), UNCONTENDED)
+        t.per_op(UNCONTENDED)
     }};
 }
 
@@ -102,13 +133,13 @@ macro_rules! uncontended_mutex_owned {
         use $sync as s;
         let rt = current_thread();
         let lock = Arc::new(s::Mutex::new(0u64));
-        let t = Instant::now();
+        let t = Timer::start();
         rt.block_on(async {
             for _ in 0..UNCONTENDED {
                 *Arc::clone(&lock).lock_owned().await += 1;
             }
         });
-        per_op(t.elapsed(), UNCONTENDED)
+        t.per_op(UNCONTENDED)
     }};
 }
 
@@ -118,7 +149,7 @@ macro_rules! contended_mutex {
         let rt = two_workers();
         let lock = Arc::new(s::Mutex::new(0u64));
         let steps = $steps;
-        let t = Instant::now();
+        let t = Timer::start();
         rt.block_on(async {
             let tasks: Vec<_> = (0..TASKS)
                 .map(|_| {
@@ -135,7 +166,7 @@ macro_rules! contended_mutex {
                 task.await.unwrap();
             }
         });
-        per_op(t.elapsed(), TASKS * PER_TASK)
+        t.per_op(TASKS * PER_TASK)
     }};
 }
 
@@ -144,13 +175,13 @@ macro_rules! semaphore {
         use $sync as s;
         let rt = current_thread();
         let sem = s::Semaphore::new(4);
-        let t = Instant::now();
+        let t = Timer::start();
         rt.block_on(async {
             for _ in 0..UNCONTENDED {
                 drop(black_box(sem.acquire().await.unwrap()));
             }
         });
-        per_op(t.elapsed(), UNCONTENDED)
+        t.per_op(UNCONTENDED)
     }};
 }
 
@@ -159,13 +190,13 @@ macro_rules! semaphore_owned {
         use $sync as s;
         let rt = current_thread();
         let sem = Arc::new(s::Semaphore::new(4));
-        let t = Instant::now();
+        let t = Timer::start();
         rt.block_on(async {
             for _ in 0..UNCONTENDED {
                 drop(black_box(Arc::clone(&sem).acquire_owned().await.unwrap()));
             }
         });
-        per_op(t.elapsed(), UNCONTENDED)
+        t.per_op(UNCONTENDED)
     }};
 }
 
@@ -178,7 +209,7 @@ macro_rules! contended_semaphore {
         let rt = $rt;
         let sem = Arc::new(s::Semaphore::new($permits));
         let steps = $steps;
-        let t = Instant::now();
+        let t = Timer::start();
         rt.block_on(async {
             let tasks: Vec<_> = (0..TASKS)
                 .map(|_| {
@@ -198,7 +229,7 @@ macro_rules! contended_semaphore {
                 task.await.unwrap();
             }
         });
-        per_op(t.elapsed(), TASKS * PER_TASK)
+        t.per_op(TASKS * PER_TASK)
     }};
 }
 
@@ -206,7 +237,7 @@ macro_rules! channel_one_task {
     ($sync:path) => {{
         use $sync as s;
         let rt = current_thread();
-        let t = Instant::now();
+        let t = Timer::start();
         rt.block_on(async {
             let (tx, mut rx) = s::mpsc::channel::<u64>(64);
             let mut sum = 0u64;
@@ -216,7 +247,7 @@ macro_rules! channel_one_task {
             }
             black_box(sum);
         });
-        per_op(t.elapsed(), UNCONTENDED)
+        t.per_op(UNCONTENDED)
     }};
 }
 
@@ -224,7 +255,7 @@ macro_rules! channel {
     ($sync:path) => {{
         use $sync as s;
         let rt = two_workers();
-        let t = Instant::now();
+        let t = Timer::start();
         rt.block_on(async {
             let (tx, mut rx) = s::mpsc::channel::<u64>(64);
             let producer = tokio::spawn(async move {
@@ -239,7 +270,7 @@ macro_rules! channel {
             producer.await.unwrap();
             black_box(sum);
         });
-        per_op(t.elapsed(), MESSAGES)
+        t.per_op(MESSAGES)
     }};
 }
 
@@ -248,7 +279,7 @@ macro_rules! contended_channel {
         use $sync as s;
         let rt = two_workers();
         let steps = $steps;
-        let t = Instant::now();
+        let t = Timer::start();
         rt.block_on(async {
             let (tx, mut rx) = s::mpsc::channel::<u64>(8);
             let producers: Vec<_> = (0..TASKS)
@@ -274,15 +305,16 @@ macro_rules! contended_channel {
             }
             black_box(consumer.await.unwrap());
         });
-        per_op(t.elapsed(), TASKS * PER_TASK)
+        t.per_op(TASKS * PER_TASK)
     }};
 }
 
-/// One variant's run: nanoseconds per operation.
-type Run<'a> = &'a mut dyn FnMut() -> f64;
+/// One variant's run: its cost per operation.
+type Run<'a> = &'a mut dyn FnMut() -> Cost;
 
 /// Runs the three variants interleaved (or `--solo` one alone); prints min
-/// and median ns per op and the ratios to tokio's.
+/// and median ns per op and the ratios to tokio's, then the median CPU ns
+/// per op and its paired ratio to tokio's.
 fn compare(name: &str, tokio: Run, off: Run, on: Run) {
     if arg_after("--only").is_some_and(|only| !name.contains(only.as_str())) {
         return;
@@ -300,21 +332,25 @@ fn compare(name: &str, tokio: Run, off: Run, on: Run) {
             _ => panic!("--solo tokio|off|on"),
         };
         profiling(i == 2);
-        let samples: Vec<f64> = (0..rounds()).map(|_| (variants[i].1)()).collect();
+        let samples: Vec<Cost> = (0..rounds()).map(|_| (variants[i].1)()).collect();
         profiling(false);
         println!(
-            "{name}: {} alone, median {:.1} ns",
+            "{name}: {} alone, median {:.1} ns, CPU {:.1} ns",
             variants[i].0,
-            median(samples)
+            median(samples.iter().map(|c| c.wall).collect()),
+            median(samples.iter().map(|c| c.cpu).collect()),
         );
         return;
     }
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    let mut cpus: Vec<Vec<f64>> = vec![Vec::new(); 3];
     for _ in 0..rounds() {
         for (i, (label, run)) in variants.iter_mut().enumerate() {
             profiling(*label == "syncprof on");
-            times[i].push(run());
+            let cost = run();
             profiling(false);
+            times[i].push(cost.wall);
+            cpus[i].push(cost.cpu);
         }
     }
     println!("{name}");
@@ -332,6 +368,22 @@ fn compare(name: &str, tokio: Run, off: Run, on: Run) {
         "  on / off: of mins {:.3}, paired median {:.3}",
         min(&times[2]) / min(&times[1]),
         paired(&times[2], &times[1]),
+    );
+    let cpu: Vec<String> = variants
+        .iter()
+        .enumerate()
+        .map(|(i, (label, _))| {
+            format!(
+                "{label} {:.1} ns ({:.3})",
+                median(cpus[i].clone()),
+                paired(&cpus[i], &cpus[0])
+            )
+        })
+        .collect();
+    println!(
+        "  CPU per op, median (paired ratio to tokio): {}; on / off {:.3}",
+        cpu.join(", "),
+        paired(&cpus[2], &cpus[1]),
     );
     if std::env::args().any(|a| a == "--per-round") {
         for (i, (label, _)) in variants.iter().enumerate() {
