@@ -6,6 +6,10 @@
 //! rounds); each ratio is the median over rounds of the per-round ratio, so
 //! drift in a noisy machine's speed cancels out.
 //!
+//! Every row has its CPU time per operation beside it (the process's CPU
+//! clock around each slice, every thread included), as a paired ratio to
+//! the peer's.
+//!
 //! Run: `cargo bench --bench parking_lot_ratios` (`-- --quick`: 3 rounds).
 
 use std::hint::black_box;
@@ -18,7 +22,7 @@ use crossbeam_utils::CachePadded;
 
 #[path = "support/harness.rs"]
 mod harness;
-use harness::{calibrate, median, paired, work};
+use harness::{calibrate, median, paired, process_cpu, work};
 
 fn rounds() -> usize {
     if std::env::args().any(|a| a == "--quick") {
@@ -65,20 +69,47 @@ fn profiling(on: bool) {
     syncprof::set_mutex_fraction(u64::from(on));
 }
 
+/// One slice: its figure (ns per operation uncontended, operations per
+/// second contended) and the process's CPU nanoseconds per operation.
+#[derive(Clone, Copy)]
+struct Sample {
+    value: f64,
+    cpu: f64,
+}
+
+/// The figures of `samples`, and their CPU per operation.
+fn values(samples: &[Sample]) -> Vec<f64> {
+    samples.iter().map(|s| s.value).collect()
+}
+
+fn cpus(samples: &[Sample]) -> Vec<f64> {
+    samples.iter().map(|s| s.cpu).collect()
+}
+
+/// CPU nanoseconds per operation since `cpu0`.
+fn cpu_per_op(cpu0: Duration, ops: f64) -> f64 {
+    process_cpu().saturating_sub(cpu0).as_secs_f64() * 1e9 / ops.max(1.0)
+}
+
 /// Nanoseconds per uncontended lock+unlock.
-fn uncontended<L: Lock>(lock: &L) -> f64 {
+fn uncontended<L: Lock>(lock: &L) -> Sample {
     let n = 2_000_000u64;
+    let cpu0 = process_cpu();
     let start = Instant::now();
     for _ in 0..n {
         lock.with(|v| *v += 1);
     }
-    start.elapsed().as_secs_f64() * 1e9 / n as f64
+    Sample {
+        value: start.elapsed().as_secs_f64() * 1e9 / n as f64,
+        cpu: cpu_per_op(cpu0, n as f64),
+    }
 }
 
 /// Operations per second with `threads` threads contending for `period`.
-fn contended<L: Lock>(lock: &L, threads: usize, iters: u64, period: Duration) -> f64 {
+fn contended<L: Lock>(lock: &L, threads: usize, iters: u64, period: Duration) -> Sample {
     let stop = CachePadded::new(AtomicBool::new(false));
     let ops = CachePadded::new(AtomicU64::new(0));
+    let cpu0 = process_cpu();
     let start = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -94,7 +125,7 @@ fn contended<L: Lock>(lock: &L, threads: usize, iters: u64, period: Duration) ->
         std::thread::sleep(period);
         stop.store(true, Ordering::Relaxed);
     });
-    ops.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+    per_second(&ops, start, cpu0)
 }
 
 /// Read-heavy: one write in `write_every` operations.
@@ -105,9 +136,10 @@ fn read_heavy<R: Sync>(
     threads: usize,
     write_every: u64,
     period: Duration,
-) -> f64 {
+) -> Sample {
     let stop = CachePadded::new(AtomicBool::new(false));
     let ops = CachePadded::new(AtomicU64::new(0));
+    let cpu0 = process_cpu();
     let start = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -127,11 +159,20 @@ fn read_heavy<R: Sync>(
         std::thread::sleep(period);
         stop.store(true, Ordering::Relaxed);
     });
-    ops.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+    per_second(&ops, start, cpu0)
+}
+
+/// A contended slice's sample: `ops` done since `start` and `cpu0`.
+fn per_second(ops: &AtomicU64, start: Instant, cpu0: Duration) -> Sample {
+    let ops = ops.load(Ordering::Relaxed) as f64;
+    Sample {
+        value: ops / start.elapsed().as_secs_f64(),
+        cpu: cpu_per_op(cpu0, ops),
+    }
 }
 
 /// Each variant once per round, rotating which goes first.
-fn interleaved(variants: &mut [&mut dyn FnMut() -> f64]) -> Vec<Vec<f64>> {
+fn interleaved(variants: &mut [&mut dyn FnMut() -> Sample]) -> Vec<Vec<Sample>> {
     let n = variants.len();
     let mut samples = vec![Vec::new(); n];
     for round in 0..rounds() {
@@ -167,7 +208,8 @@ fn mutex_rows<P: Lock, S: Lock>(
         profiling(false);
         t
     };
-    let s = interleaved(&mut [&mut a, &mut b, &mut c]);
+    let samples = interleaved(&mut [&mut a, &mut b, &mut c]);
+    let s: Vec<Vec<f64>> = samples.iter().map(|v| values(v)).collect();
     println!(
         "{title}: uncontended lock+unlock (ns, median): {peer_name} {:.2}  syncprof off {:.2}  on {:.2}",
         median(s[0].clone()),
@@ -194,21 +236,40 @@ fn mutex_rows<P: Lock, S: Lock>(
             profiling(false);
             t
         };
-        let s = interleaved(&mut [&mut a, &mut b, &mut c]);
-        println!(
-            "{title}: contended Mutex, {threads} threads, 50 ns (Mops/s, median): {peer_name} {:.2}  syncprof off {:.2}  on {:.2}",
-            median(s[0].clone()) / 1e6,
-            median(s[1].clone()) / 1e6,
-            median(s[2].clone()) / 1e6
-        );
-        for (i, state) in [(1, "off"), (2, "on")] {
-            rows.push((
-                format!("{title}: Mutex, {threads} threads, 50 ns"),
-                format!("syncprof {state} / {peer_name} (throughput)"),
-                paired(&s[i], &s[0]),
-                ">= 0.95",
-            ));
-        }
+        let samples = interleaved(&mut [&mut a, &mut b, &mut c]);
+        let workload = format!("{title}: Mutex, {threads} threads, 50 ns");
+        contended_rows(rows, &workload, peer_name, &samples);
+    }
+}
+
+/// Prints a contended workload's medians (throughput and CPU per op) and
+/// adds its rows: syncprof off and on against the peer, in throughput and
+/// in CPU per operation.
+fn contended_rows(rows: &mut Rows, workload: &str, peer_name: &str, samples: &[Vec<Sample>]) {
+    let s: Vec<Vec<f64>> = samples.iter().map(|v| values(v)).collect();
+    let c: Vec<Vec<f64>> = samples.iter().map(|v| cpus(v)).collect();
+    println!(
+        "{workload} (Mops/s, median; CPU ns/op): {peer_name} {:.2}; {:.0}  syncprof off {:.2}; {:.0}  on {:.2}; {:.0}",
+        median(s[0].clone()) / 1e6,
+        median(c[0].clone()),
+        median(s[1].clone()) / 1e6,
+        median(c[1].clone()),
+        median(s[2].clone()) / 1e6,
+        median(c[2].clone()),
+    );
+    for (i, state) in [(1, "off"), (2, "on")] {
+        rows.push((
+            workload.to_string(),
+            format!("syncprof {state} / {peer_name} (throughput)"),
+            paired(&s[i], &s[0]),
+            ">= 0.95",
+        ));
+        rows.push((
+            workload.to_string(),
+            format!("syncprof {state} / {peer_name} (CPU per op)"),
+            paired(&c[i], &c[0]),
+            "<= 1.10 (if throughput < 1.5)",
+        ));
     }
 }
 
@@ -236,21 +297,9 @@ fn rwlock_rows<P: Sync, S: Sync>(
         };
         let mut b = || run(false);
         let mut c = || run(true);
-        let s = interleaved(&mut [&mut a, &mut b, &mut c]);
-        println!(
-            "{title}: RwLock 1% writes, {threads} threads (Mops/s, median): {peer_name} {:.2}  syncprof off {:.2}  on {:.2}",
-            median(s[0].clone()) / 1e6,
-            median(s[1].clone()) / 1e6,
-            median(s[2].clone()) / 1e6
-        );
-        for (i, state) in [(1, "off"), (2, "on")] {
-            rows.push((
-                format!("{title}: RwLock 1% writes, {threads} threads"),
-                format!("syncprof {state} / {peer_name} (throughput)"),
-                paired(&s[i], &s[0]),
-                ">= 0.95",
-            ));
-        }
+        let samples = interleaved(&mut [&mut a, &mut b, &mut c]);
+        let workload = format!("{title}: RwLock 1% writes, {threads} threads");
+        contended_rows(rows, &workload, peer_name, &samples);
     }
 }
 
