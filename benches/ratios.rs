@@ -11,6 +11,8 @@
 //! for the crossbeam-channel rows only). With
 //! `--features owner-tracking` the syncprof rows include the owner hooks:
 //! compare the two builds' uncontended rows for their fast-path cost.
+//! Every throughput row also has its CPU per operation (the process's CPU
+//! clock around each slice), as a paired ratio to the better peer's.
 
 use std::time::Duration;
 

@@ -1,7 +1,9 @@
 //! Measuring: variants interleaved round by round, min / median / max, and
 //! the [`Matrix`] of rows that prints each workload's ratios.
 
-use super::harness::paired;
+use std::time::Instant;
+
+use super::harness::{paired, process_cpu};
 use super::workloads::Profiling;
 use super::{arg_after, only, rounds};
 
@@ -20,24 +22,32 @@ pub(super) fn max_and_median(mut xs: Vec<f64>) -> (f64, f64) {
 /// the next variant (so none always runs first); returns each variant's
 /// samples, round by round.
 pub(super) fn interleaved(variants: &mut [(&str, &mut dyn FnMut() -> f64)]) -> Vec<Vec<f64>> {
-    interleaved_rounds(rounds(), variants)
+    interleaved_rounds(rounds(), variants).0
 }
 
-/// [`interleaved`] over `rounds` rounds.
+/// [`interleaved`] over `rounds` rounds, with each slice's CPU nanoseconds
+/// per operation: the process's CPU clock around the slice (every thread,
+/// its spawning and joining included) over the operations its throughput
+/// stands for in the wall time around it.
 fn interleaved_rounds(
     rounds: usize,
     variants: &mut [(&str, &mut dyn FnMut() -> f64)],
-) -> Vec<Vec<f64>> {
+) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let n = variants.len();
     let mut samples = vec![Vec::new(); n];
+    let mut cpu = vec![Vec::new(); n];
     for round in 0..rounds {
         for k in 0..n {
             let i = (round + k) % n;
+            let (cpu0, wall0) = (process_cpu(), Instant::now());
             let value = (variants[i].1)();
+            let ops = value * wall0.elapsed().as_secs_f64();
+            let used = process_cpu().saturating_sub(cpu0).as_secs_f64() * 1e9;
             samples[i].push(value);
+            cpu[i].push(used / ops.max(1.0));
         }
     }
-    samples
+    (samples, cpu)
 }
 
 /// One contestant's throughput in a time slice (operations per second).
@@ -136,7 +146,7 @@ impl Matrix {
             Profiling::Off.apply();
             t
         };
-        let s = match pl {
+        let (s, cpu) = match pl {
             Some(pl) => interleaved_rounds(
                 rounds,
                 &mut [
@@ -147,12 +157,13 @@ impl Matrix {
                 ],
             ),
             None => {
-                let mut s = interleaved_rounds(
+                let (mut s, mut cpu) = interleaved_rounds(
                     rounds,
                     &mut [("std", std), ("off", &mut off), ("on", &mut on)],
                 );
                 s.insert(1, Vec::new());
-                s
+                cpu.insert(1, Vec::new());
+                (s, cpu)
             }
         };
         let median = |i: usize| {
@@ -162,23 +173,35 @@ impl Matrix {
                 format!("{:.3}", stats(s[i].clone()).1 / 1e6)
             }
         };
+        let cpu_median = |i: usize| {
+            if cpu[i].is_empty() {
+                "-".to_string()
+            } else {
+                format!("{:.0}", stats(cpu[i].clone()).1)
+            }
+        };
         println!(
-            "{name} (Mops/s, median): {baseline} {}  parking_lot {}  syncprof off {}  on {}",
+            "{name} (Mops/s, median; CPU ns/op): {baseline} {}; {}  parking_lot {}; {}  syncprof off {}; {}  on {}; {}",
             median(0),
+            cpu_median(0),
             median(1),
+            cpu_median(1),
             median(2),
-            median(3)
+            cpu_median(2),
+            median(3),
+            cpu_median(3),
         );
         // The better of std and parking_lot: the one with the higher median
         // throughput, compared round by round. (Not the better of the two in
         // each round: the larger of two noisy figures is biased upwards, so
         // that syncprof, as fast as both, would read ~3% below 1 against it,
         // and below its own ratio to each of them.)
-        let best = if !s[1].is_empty() && stats(s[1].clone()).1 > stats(s[0].clone()).1 {
-            s[1].clone()
+        let best_at = if !s[1].is_empty() && stats(s[1].clone()).1 > stats(s[0].clone()).1 {
+            1
         } else {
-            s[0].clone()
+            0
         };
+        let best = s[best_at].clone();
         for (variant, idx) in [("off", 2), ("on", 3)] {
             self.rows.push((
                 name.into(),
@@ -202,6 +225,12 @@ impl Matrix {
                     ">= 0.95".into(),
                 ));
             }
+            self.rows.push((
+                name.into(),
+                format!("syncprof {variant} / the better one's CPU per op"),
+                paired(&cpu[idx], &cpu[best_at]),
+                "<= 1.10 (if throughput < 1.5)".into(),
+            ));
         }
         if std::env::args().any(|a| a == "--per-round") {
             let per_round = |idx: usize| -> Vec<String> {
