@@ -36,9 +36,9 @@ pub(crate) struct Wait<'q> {
 
 impl Wait<'_> {
     /// The `Ready` after the wait: a few atomics for the block profile (and
-    /// one clock read when the task was not queued for the mutex profile;
-    /// queued, its wait ends at the tick of the release that let it in),
-    /// and, for a wait whose stack capture was deferred and
+    /// one clock read for a primitive without a queue: `Notify`, `Barrier`,
+    /// the channels; queued, the wait ends at the tick of the release that
+    /// let the task in), and, for a wait whose stack capture was deferred and
     /// that is kept, the capture above `mark`, which the caller takes so
     /// that the `poll` that called [`first_pending`] is the leaf again), and
     /// leaving the queue.
