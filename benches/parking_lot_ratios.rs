@@ -14,7 +14,7 @@
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 // Every lock and every shared counter on a cache line of its own, so that no
 // variant gains or loses by where the stack happened to put it.
@@ -22,7 +22,7 @@ use crossbeam_utils::CachePadded;
 
 #[path = "support/harness.rs"]
 mod harness;
-use harness::{calibrate, median, paired, process_cpu, work};
+use harness::{Slice, calibrate, measured, median, paired, work};
 
 fn rounds() -> usize {
     if std::env::args().any(|a| a == "--quick") {
@@ -69,63 +69,56 @@ fn profiling(on: bool) {
     syncprof::set_mutex_fraction(u64::from(on));
 }
 
-/// One slice: its figure (ns per operation uncontended, operations per
-/// second contended) and the process's CPU nanoseconds per operation.
-#[derive(Clone, Copy)]
-struct Sample {
-    value: f64,
-    cpu: f64,
+/// Nanoseconds of wall time per operation of each slice.
+fn ns_per_op(slices: &[Slice]) -> Vec<f64> {
+    slices
+        .iter()
+        .map(|s| s.wall.as_secs_f64() * 1e9 / s.ops.max(1) as f64)
+        .collect()
 }
 
-/// The figures of `samples`, and their CPU per operation.
-fn values(samples: &[Sample]) -> Vec<f64> {
-    samples.iter().map(|s| s.value).collect()
+/// Operations per second of each slice.
+fn throughputs(slices: &[Slice]) -> Vec<f64> {
+    slices.iter().map(Slice::throughput).collect()
 }
 
-fn cpus(samples: &[Sample]) -> Vec<f64> {
-    samples.iter().map(|s| s.cpu).collect()
+/// CPU nanoseconds (every thread) per operation of each slice.
+fn cpus(slices: &[Slice]) -> Vec<f64> {
+    slices.iter().map(Slice::cpu_per_op).collect()
 }
 
-/// CPU nanoseconds per operation since `cpu0`.
-fn cpu_per_op(cpu0: Duration, ops: f64) -> f64 {
-    process_cpu().saturating_sub(cpu0).as_secs_f64() * 1e9 / ops.max(1.0)
-}
-
-/// Nanoseconds per uncontended lock+unlock.
-fn uncontended<L: Lock>(lock: &L) -> Sample {
+/// Uncontended lock+unlock, 2 million times.
+fn uncontended<L: Lock>(lock: &L) -> Slice {
     let n = 2_000_000u64;
-    let cpu0 = process_cpu();
-    let start = Instant::now();
-    for _ in 0..n {
-        lock.with(|v| *v += 1);
-    }
-    Sample {
-        value: start.elapsed().as_secs_f64() * 1e9 / n as f64,
-        cpu: cpu_per_op(cpu0, n as f64),
-    }
+    measured(|| {
+        for _ in 0..n {
+            lock.with(|v| *v += 1);
+        }
+        n
+    })
 }
 
-/// Operations per second with `threads` threads contending for `period`.
-fn contended<L: Lock>(lock: &L, threads: usize, iters: u64, period: Duration) -> Sample {
+/// `threads` threads contending for `period`.
+fn contended<L: Lock>(lock: &L, threads: usize, iters: u64, period: Duration) -> Slice {
     let stop = CachePadded::new(AtomicBool::new(false));
     let ops = CachePadded::new(AtomicU64::new(0));
-    let cpu0 = process_cpu();
-    let start = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                let mut local = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    lock.with(|v| *v = v.wrapping_add(work(iters)));
-                    local += 1;
-                }
-                ops.fetch_add(local, Ordering::Relaxed);
-            });
-        }
-        std::thread::sleep(period);
-        stop.store(true, Ordering::Relaxed);
-    });
-    per_second(&ops, start, cpu0)
+    measured(|| {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    let mut local = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        lock.with(|v| *v = v.wrapping_add(work(iters)));
+                        local += 1;
+                    }
+                    ops.fetch_add(local, Ordering::Relaxed);
+                });
+            }
+            std::thread::sleep(period);
+            stop.store(true, Ordering::Relaxed);
+        });
+        ops.load(Ordering::Relaxed)
+    })
 }
 
 /// Read-heavy: one write in `write_every` operations.
@@ -136,43 +129,34 @@ fn read_heavy<R: Sync>(
     threads: usize,
     write_every: u64,
     period: Duration,
-) -> Sample {
+) -> Slice {
     let stop = CachePadded::new(AtomicBool::new(false));
     let ops = CachePadded::new(AtomicU64::new(0));
-    let cpu0 = process_cpu();
-    let start = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                let mut local = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    if local % write_every == write_every - 1 {
-                        write(lock);
-                    } else {
-                        black_box(read(lock));
+    measured(|| {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    let mut local = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        if local % write_every == write_every - 1 {
+                            write(lock);
+                        } else {
+                            black_box(read(lock));
+                        }
+                        local += 1;
                     }
-                    local += 1;
-                }
-                ops.fetch_add(local, Ordering::Relaxed);
-            });
-        }
-        std::thread::sleep(period);
-        stop.store(true, Ordering::Relaxed);
-    });
-    per_second(&ops, start, cpu0)
-}
-
-/// A contended slice's sample: `ops` done since `start` and `cpu0`.
-fn per_second(ops: &AtomicU64, start: Instant, cpu0: Duration) -> Sample {
-    let ops = ops.load(Ordering::Relaxed) as f64;
-    Sample {
-        value: ops / start.elapsed().as_secs_f64(),
-        cpu: cpu_per_op(cpu0, ops),
-    }
+                    ops.fetch_add(local, Ordering::Relaxed);
+                });
+            }
+            std::thread::sleep(period);
+            stop.store(true, Ordering::Relaxed);
+        });
+        ops.load(Ordering::Relaxed)
+    })
 }
 
 /// Each variant once per round, rotating which goes first.
-fn interleaved(variants: &mut [&mut dyn FnMut() -> Sample]) -> Vec<Vec<Sample>> {
+fn interleaved(variants: &mut [&mut dyn FnMut() -> Slice]) -> Vec<Vec<Slice>> {
     let n = variants.len();
     let mut samples = vec![Vec::new(); n];
     for round in 0..rounds() {
@@ -209,7 +193,7 @@ fn mutex_rows<P: Lock, S: Lock>(
         t
     };
     let samples = interleaved(&mut [&mut a, &mut b, &mut c]);
-    let s: Vec<Vec<f64>> = samples.iter().map(|v| values(v)).collect();
+    let s: Vec<Vec<f64>> = samples.iter().map(|v| ns_per_op(v)).collect();
     println!(
         "{title}: uncontended lock+unlock (ns, median): {peer_name} {:.2}  syncprof off {:.2}  on {:.2}",
         median(s[0].clone()),
@@ -245,8 +229,8 @@ fn mutex_rows<P: Lock, S: Lock>(
 /// Prints a contended workload's medians (throughput and CPU per op) and
 /// adds its rows: syncprof off and on against the peer, in throughput and
 /// in CPU per operation.
-fn contended_rows(rows: &mut Rows, workload: &str, peer_name: &str, samples: &[Vec<Sample>]) {
-    let s: Vec<Vec<f64>> = samples.iter().map(|v| values(v)).collect();
+fn contended_rows(rows: &mut Rows, workload: &str, peer_name: &str, samples: &[Vec<Slice>]) {
+    let s: Vec<Vec<f64>> = samples.iter().map(|v| throughputs(v)).collect();
     let c: Vec<Vec<f64>> = samples.iter().map(|v| cpus(v)).collect();
     println!(
         "{workload} (Mops/s, median; CPU ns/op): {peer_name} {:.2}; {:.0}  syncprof off {:.2}; {:.0}  on {:.2}; {:.0}",

@@ -20,11 +20,11 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[path = "support/harness.rs"]
 mod harness;
-use harness::{calibrate, median, paired, process_cpu, work};
+use harness::{Slice, calibrate, measured, median, paired, work};
 
 /// The command-line argument after `flag`.
 fn arg_after(flag: &str) -> Option<String> {
@@ -80,37 +80,9 @@ const TASKS: u64 = 8;
 const PER_TASK: u64 = 5_000;
 const MESSAGES: u64 = 200_000;
 
-/// One run's cost per operation, in nanoseconds: wall time, and CPU time of
-/// the whole process (every runtime worker included, so a worker that spins
-/// before it parks is counted).
-#[derive(Clone, Copy)]
-struct Cost {
-    wall: f64,
-    cpu: f64,
-}
-
-/// The wall and process CPU clocks at a run's start.
-struct Timer {
-    wall: Instant,
-    cpu: Duration,
-}
-
-impl Timer {
-    fn start() -> Timer {
-        Timer {
-            wall: Instant::now(),
-            cpu: process_cpu(),
-        }
-    }
-
-    /// The cost per operation of `ops` operations since [`Timer::start`].
-    fn per_op(&self, ops: u64) -> Cost {
-        let per = |d: Duration| d.as_secs_f64() * 1e9 / ops as f64;
-        Cost {
-            wall: per(self.wall.elapsed()),
-            cpu: per(process_cpu().saturating_sub(self.cpu)),
-        }
-    }
+/// Nanoseconds of wall time per operation in `slice`.
+fn wall_per_op(slice: &Slice) -> f64 {
+    slice.wall.as_secs_f64() * 1e9 / slice.ops.max(1) as f64
 }
 
 macro_rules! uncontended_mutex {
@@ -118,13 +90,14 @@ macro_rules! uncontended_mutex {
         use $sync as s;
         let rt = current_thread();
         let lock = s::Mutex::new(0u64);
-        let t = Timer::start();
-        rt.block_on(async {
-            for _ in 0..UNCONTENDED {
-                *lock.lock().await += 1;
-            }
-        });
-        t.per_op(UNCONTENDED)
+        measured(|| {
+            rt.block_on(async {
+                for _ in 0..UNCONTENDED {
+                    *lock.lock().await += 1;
+                }
+            });
+            UNCONTENDED
+        })
     }};
 }
 
@@ -133,13 +106,14 @@ macro_rules! uncontended_mutex_owned {
         use $sync as s;
         let rt = current_thread();
         let lock = Arc::new(s::Mutex::new(0u64));
-        let t = Timer::start();
-        rt.block_on(async {
-            for _ in 0..UNCONTENDED {
-                *Arc::clone(&lock).lock_owned().await += 1;
-            }
-        });
-        t.per_op(UNCONTENDED)
+        measured(|| {
+            rt.block_on(async {
+                for _ in 0..UNCONTENDED {
+                    *Arc::clone(&lock).lock_owned().await += 1;
+                }
+            });
+            UNCONTENDED
+        })
     }};
 }
 
@@ -149,24 +123,25 @@ macro_rules! contended_mutex {
         let rt = two_workers();
         let lock = Arc::new(s::Mutex::new(0u64));
         let steps = $steps;
-        let t = Timer::start();
-        rt.block_on(async {
-            let tasks: Vec<_> = (0..TASKS)
-                .map(|_| {
-                    let lock = Arc::clone(&lock);
-                    tokio::spawn(async move {
-                        for _ in 0..PER_TASK {
-                            let mut g = lock.lock().await;
-                            *g = g.wrapping_add(work(black_box(steps)));
-                        }
+        measured(|| {
+            rt.block_on(async {
+                let tasks: Vec<_> = (0..TASKS)
+                    .map(|_| {
+                        let lock = Arc::clone(&lock);
+                        tokio::spawn(async move {
+                            for _ in 0..PER_TASK {
+                                let mut g = lock.lock().await;
+                                *g = g.wrapping_add(work(black_box(steps)));
+                            }
+                        })
                     })
-                })
-                .collect();
-            for task in tasks {
-                task.await.unwrap();
-            }
-        });
-        t.per_op(TASKS * PER_TASK)
+                    .collect();
+                for task in tasks {
+                    task.await.unwrap();
+                }
+            });
+            TASKS * PER_TASK
+        })
     }};
 }
 
@@ -175,13 +150,14 @@ macro_rules! semaphore {
         use $sync as s;
         let rt = current_thread();
         let sem = s::Semaphore::new(4);
-        let t = Timer::start();
-        rt.block_on(async {
-            for _ in 0..UNCONTENDED {
-                drop(black_box(sem.acquire().await.unwrap()));
-            }
-        });
-        t.per_op(UNCONTENDED)
+        measured(|| {
+            rt.block_on(async {
+                for _ in 0..UNCONTENDED {
+                    drop(black_box(sem.acquire().await.unwrap()));
+                }
+            });
+            UNCONTENDED
+        })
     }};
 }
 
@@ -190,13 +166,14 @@ macro_rules! semaphore_owned {
         use $sync as s;
         let rt = current_thread();
         let sem = Arc::new(s::Semaphore::new(4));
-        let t = Timer::start();
-        rt.block_on(async {
-            for _ in 0..UNCONTENDED {
-                drop(black_box(Arc::clone(&sem).acquire_owned().await.unwrap()));
-            }
-        });
-        t.per_op(UNCONTENDED)
+        measured(|| {
+            rt.block_on(async {
+                for _ in 0..UNCONTENDED {
+                    drop(black_box(Arc::clone(&sem).acquire_owned().await.unwrap()));
+                }
+            });
+            UNCONTENDED
+        })
     }};
 }
 
@@ -209,27 +186,28 @@ macro_rules! contended_semaphore {
         let rt = $rt;
         let sem = Arc::new(s::Semaphore::new($permits));
         let steps = $steps;
-        let t = Timer::start();
-        rt.block_on(async {
-            let tasks: Vec<_> = (0..TASKS)
-                .map(|_| {
-                    let sem = Arc::clone(&sem);
-                    tokio::spawn(async move {
-                        let mut x = 0u64;
-                        for _ in 0..PER_TASK {
-                            let permit = sem.acquire().await.unwrap();
-                            x = x.wrapping_add(work(black_box(steps)));
-                            drop(permit);
-                        }
-                        black_box(x);
+        measured(|| {
+            rt.block_on(async {
+                let tasks: Vec<_> = (0..TASKS)
+                    .map(|_| {
+                        let sem = Arc::clone(&sem);
+                        tokio::spawn(async move {
+                            let mut x = 0u64;
+                            for _ in 0..PER_TASK {
+                                let permit = sem.acquire().await.unwrap();
+                                x = x.wrapping_add(work(black_box(steps)));
+                                drop(permit);
+                            }
+                            black_box(x);
+                        })
                     })
-                })
-                .collect();
-            for task in tasks {
-                task.await.unwrap();
-            }
-        });
-        t.per_op(TASKS * PER_TASK)
+                    .collect();
+                for task in tasks {
+                    task.await.unwrap();
+                }
+            });
+            TASKS * PER_TASK
+        })
     }};
 }
 
@@ -237,17 +215,18 @@ macro_rules! channel_one_task {
     ($sync:path) => {{
         use $sync as s;
         let rt = current_thread();
-        let t = Timer::start();
-        rt.block_on(async {
-            let (tx, mut rx) = s::mpsc::channel::<u64>(64);
-            let mut sum = 0u64;
-            for i in 0..UNCONTENDED {
-                tx.send(i).await.unwrap();
-                sum = sum.wrapping_add(rx.recv().await.unwrap());
-            }
-            black_box(sum);
-        });
-        t.per_op(UNCONTENDED)
+        measured(|| {
+            rt.block_on(async {
+                let (tx, mut rx) = s::mpsc::channel::<u64>(64);
+                let mut sum = 0u64;
+                for i in 0..UNCONTENDED {
+                    tx.send(i).await.unwrap();
+                    sum = sum.wrapping_add(rx.recv().await.unwrap());
+                }
+                black_box(sum);
+            });
+            UNCONTENDED
+        })
     }};
 }
 
@@ -255,22 +234,23 @@ macro_rules! channel {
     ($sync:path) => {{
         use $sync as s;
         let rt = two_workers();
-        let t = Timer::start();
-        rt.block_on(async {
-            let (tx, mut rx) = s::mpsc::channel::<u64>(64);
-            let producer = tokio::spawn(async move {
-                for i in 0..MESSAGES {
-                    tx.send(i).await.unwrap();
+        measured(|| {
+            rt.block_on(async {
+                let (tx, mut rx) = s::mpsc::channel::<u64>(64);
+                let producer = tokio::spawn(async move {
+                    for i in 0..MESSAGES {
+                        tx.send(i).await.unwrap();
+                    }
+                });
+                let mut sum = 0u64;
+                while let Some(v) = rx.recv().await {
+                    sum = sum.wrapping_add(v);
                 }
+                producer.await.unwrap();
+                black_box(sum);
             });
-            let mut sum = 0u64;
-            while let Some(v) = rx.recv().await {
-                sum = sum.wrapping_add(v);
-            }
-            producer.await.unwrap();
-            black_box(sum);
-        });
-        t.per_op(MESSAGES)
+            MESSAGES
+        })
     }};
 }
 
@@ -279,38 +259,39 @@ macro_rules! contended_channel {
         use $sync as s;
         let rt = two_workers();
         let steps = $steps;
-        let t = Timer::start();
-        rt.block_on(async {
-            let (tx, mut rx) = s::mpsc::channel::<u64>(8);
-            let producers: Vec<_> = (0..TASKS)
-                .map(|_| {
-                    let tx = tx.clone();
-                    tokio::spawn(async move {
-                        for i in 0..PER_TASK {
-                            tx.send(i).await.unwrap();
-                        }
+        measured(|| {
+            rt.block_on(async {
+                let (tx, mut rx) = s::mpsc::channel::<u64>(8);
+                let producers: Vec<_> = (0..TASKS)
+                    .map(|_| {
+                        let tx = tx.clone();
+                        tokio::spawn(async move {
+                            for i in 0..PER_TASK {
+                                tx.send(i).await.unwrap();
+                            }
+                        })
                     })
-                })
-                .collect();
-            drop(tx);
-            let consumer = tokio::spawn(async move {
-                let mut sum = 0u64;
-                while let Some(v) = rx.recv().await {
-                    sum = sum.wrapping_add(v).wrapping_add(work(black_box(steps)));
+                    .collect();
+                drop(tx);
+                let consumer = tokio::spawn(async move {
+                    let mut sum = 0u64;
+                    while let Some(v) = rx.recv().await {
+                        sum = sum.wrapping_add(v).wrapping_add(work(black_box(steps)));
+                    }
+                    sum
+                });
+                for producer in producers {
+                    producer.await.unwrap();
                 }
-                sum
+                black_box(consumer.await.unwrap());
             });
-            for producer in producers {
-                producer.await.unwrap();
-            }
-            black_box(consumer.await.unwrap());
-        });
-        t.per_op(TASKS * PER_TASK)
+            TASKS * PER_TASK
+        })
     }};
 }
 
-/// One variant's run: its cost per operation.
-type Run<'a> = &'a mut dyn FnMut() -> Cost;
+/// One variant's run: its operations, wall time and process CPU time.
+type Run<'a> = &'a mut dyn FnMut() -> Slice;
 
 /// Runs the three variants interleaved (or `--solo` one alone); prints min
 /// and median ns per op and the ratios to tokio's, then the median CPU ns
@@ -332,13 +313,13 @@ fn compare(name: &str, tokio: Run, off: Run, on: Run) {
             _ => panic!("--solo tokio|off|on"),
         };
         profiling(i == 2);
-        let samples: Vec<Cost> = (0..rounds()).map(|_| (variants[i].1)()).collect();
+        let samples: Vec<Slice> = (0..rounds()).map(|_| (variants[i].1)()).collect();
         profiling(false);
         println!(
             "{name}: {} alone, median {:.1} ns, CPU {:.1} ns",
             variants[i].0,
-            median(samples.iter().map(|c| c.wall).collect()),
-            median(samples.iter().map(|c| c.cpu).collect()),
+            median(samples.iter().map(wall_per_op).collect()),
+            median(samples.iter().map(Slice::cpu_per_op).collect()),
         );
         return;
     }
@@ -347,10 +328,10 @@ fn compare(name: &str, tokio: Run, off: Run, on: Run) {
     for _ in 0..rounds() {
         for (i, (label, run)) in variants.iter_mut().enumerate() {
             profiling(*label == "syncprof on");
-            let cost = run();
+            let slice = run();
             profiling(false);
-            times[i].push(cost.wall);
-            cpus[i].push(cost.cpu);
+            times[i].push(wall_per_op(&slice));
+            cpus[i].push(slice.cpu_per_op());
         }
     }
     println!("{name}");

@@ -11,6 +11,10 @@ use std::time::Duration;
 use syncprof::profile::{self, Record};
 use syncprof::tokio as sp;
 
+#[path = "support/runtimes.rs"]
+mod runtimes;
+use runtimes::two_workers;
+
 #[path = "support/rates.rs"]
 mod rates;
 use rates::Rates;
@@ -61,11 +65,7 @@ fn every_async_wait_captured_at_its_end_has_a_public_leaf() {
 
 fn every_kind_of_wait_has_a_public_leaf() {
     let block0 = profile::block();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = two_workers();
     runtime.block_on(async {
         // Mutex: lock and lock_owned.
         let mutex = Arc::new(sp::Mutex::new(0u8));

@@ -10,6 +10,10 @@ use std::time::{Duration, Instant};
 
 use syncprof::profile::{self, EventKind, Record};
 
+#[path = "support/runtimes.rs"]
+mod runtimes;
+use runtimes::{current_thread, two_workers};
+
 #[path = "support/rates.rs"]
 mod rates;
 use rates::{Rates, mine, total_secs};
@@ -28,14 +32,6 @@ fn frames(record: &Record) -> Vec<String> {
 
 fn mentions(record: &Record, needle: &str) -> bool {
     frames(record).iter().any(|name| name.contains(needle))
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 fn ratio_in(name: &str, ratio: f64, range: std::ops::RangeInclusive<f64>) {
@@ -81,7 +77,7 @@ fn async_mutex_held_200ms_across_an_await_with_six_queued_tasks() {
     let _rates = Rates::on();
     let (block0, mutex0) = (profile::block(), profile::mutex());
     let (lock, site) = new_mutex();
-    let waited: f64 = runtime().block_on(async {
+    let waited: f64 = two_workers().block_on(async {
         let (held_tx, held_rx) = tokio::sync::oneshot::channel();
         let holder = tokio::spawn(hold_across_await(
             Arc::clone(&lock),
@@ -160,7 +156,7 @@ fn uncontended_async_locks_record_nothing() {
     let _rates = Rates::on();
     let (block0, mutex0) = (profile::block(), profile::mutex());
     let (lock, site) = new_mutex();
-    runtime().block_on(async {
+    two_workers().block_on(async {
         for _ in 0..1000 {
             *lock.lock().await += 1;
         }
@@ -194,7 +190,7 @@ fn semaphore_of_two_permits_with_eight_tasks() {
     let _rates = Rates::on();
     let (block0, mutex0) = (profile::block(), profile::mutex());
     let (pool, site) = new_semaphore(2);
-    let waited: f64 = runtime().block_on(async {
+    let waited: f64 = two_workers().block_on(async {
         let tasks: Vec<_> = (0..8)
             .map(|_| tokio::spawn(use_a_slot(Arc::clone(&pool), Duration::from_millis(60))))
             .collect();
@@ -249,7 +245,7 @@ fn an_owned_acquire_is_recorded_as_acquire_owned() {
     let _rates = Rates::on();
     let block0 = profile::block();
     let (pool, site) = new_semaphore(1);
-    runtime().block_on(async {
+    two_workers().block_on(async {
         let tasks: Vec<_> = (0..3)
             .map(|_| {
                 tokio::spawn(use_an_owned_slot(
@@ -299,10 +295,7 @@ fn a_cooperative_yield_is_not_a_wait() {
     let block0 = profile::block();
     let site = Location::caller();
     let (tx, mut rx) = syncprof::tokio::mpsc::channel::<u32>(4);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = current_thread();
     rt.block_on(async {
         // A message there, budget spent: one `Pending` (the yield), then
         // `Ready`.
@@ -373,7 +366,7 @@ fn notified_and_owned_notified_waits_are_recorded() {
     let _rates = Rates::on();
     let (block0, mutex0) = (profile::block(), profile::mutex());
     let (notify, site) = new_notify();
-    let waited = runtime().block_on(async {
+    let waited = two_workers().block_on(async {
         let borrowed = tokio::spawn(wait_borrowed(Arc::clone(&notify)));
         let owned = tokio::spawn(wait_owned(Arc::clone(&notify).notified_owned()));
         tokio::spawn(give_up_owned(
@@ -461,7 +454,7 @@ fn bounded_channel_with_a_slow_consumer() {
     let _rates = Rates::on();
     let block0 = profile::block();
     let (tx, rx) = syncprof::tokio::mpsc::channel(1);
-    let (waited, sum) = runtime().block_on(async {
+    let (waited, sum) = two_workers().block_on(async {
         let consumer = tokio::spawn(slow_consumer(rx));
         let waited = tokio::spawn(fast_producer(tx, 6)).await.unwrap();
         (waited.as_secs_f64(), consumer.await.unwrap())
@@ -507,7 +500,7 @@ fn a_wait_cancelled_by_a_timeout_is_recorded_as_cancelled() {
     let _rates = Rates::on();
     let (block0, mutex0) = (profile::block(), profile::mutex());
     let (lock, site) = new_mutex();
-    let waited = runtime().block_on(async {
+    let waited = two_workers().block_on(async {
         let (held_tx, held_rx) = tokio::sync::oneshot::channel();
         let holder = tokio::spawn(hold_across_await(
             Arc::clone(&lock),
@@ -579,7 +572,7 @@ fn blocking_in_async_marks_a_std_wait_on_a_runtime_worker_only() {
     let block0 = profile::block();
     let (lock, site) = new_std_mutex();
     let hold = Duration::from_millis(60);
-    let rt = runtime();
+    let rt = two_workers();
     // Inside a task, on a worker: the bug.
     contend(&lock, hold, || {
         let l = Arc::clone(&lock);
@@ -621,7 +614,7 @@ fn blocking_in_async_marks_a_std_wait_on_a_runtime_worker_only() {
 fn labels_are_exported_to_pprof() {
     let _rates = Rates::on();
     let (lock, _site) = new_mutex();
-    runtime().block_on(async {
+    two_workers().block_on(async {
         let (held_tx, held_rx) = tokio::sync::oneshot::channel();
         let holder = tokio::spawn(hold_across_await(
             Arc::clone(&lock),

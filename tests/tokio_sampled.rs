@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 
 use syncprof::profile::{self, EventKind, Record};
 
+#[path = "support/runtimes.rs"]
+mod runtimes;
+use runtimes::two_workers;
+
 #[path = "support/rates.rs"]
 mod rates;
 use rates::{Rates, mine, total_secs};
@@ -28,15 +32,6 @@ fn mentions(record: &Record, needle: &str) -> bool {
         });
         found
     })
-}
-
-/// A 2-worker runtime with timers.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// A Notify and its site (both this function's caller's).
@@ -62,7 +57,7 @@ fn sampled_async_waits_estimate_count_and_delay_unbiased() {
     let _rates = Rates::on();
     syncprof::set_block_rate(5_000_000);
     let block0 = profile::block();
-    let runtime = runtime();
+    let runtime = two_workers();
     let rounds = 300;
     let (notify, site) = new_notify();
     let measured = runtime.block_on(async {
@@ -162,7 +157,7 @@ fn check_sampled_charges<F>(
     #[cfg(feature = "metrics")]
     let _metrics = MetricsOff::new();
     let mutex0 = profile::mutex();
-    let measured = runtime().block_on(async {
+    let measured = two_workers().block_on(async {
         let turns: Vec<_> = (0..tasks).map(|_| tokio::spawn(turns())).collect();
         let mut measured = Duration::ZERO;
         for turn in turns {

@@ -13,6 +13,10 @@ use std::time::{Duration, Instant};
 
 use syncprof::profile::{self, EventKind, Record};
 
+#[path = "support/runtimes.rs"]
+mod runtimes;
+use runtimes::current_thread;
+
 #[path = "support/rates.rs"]
 mod rates;
 use rates::{Rates, mine};
@@ -21,13 +25,6 @@ type Site = &'static Location<'static>;
 
 /// How long the letting-in task blocks the thread afterwards.
 const BLOCKED: Duration = Duration::from_millis(150);
-
-fn current_thread() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// The one recorded wait of kind `kind` among `records`, in seconds.
 fn the_wait(records: &[&Record], kind: EventKind) -> f64 {

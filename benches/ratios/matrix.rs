@@ -1,9 +1,7 @@
 //! Measuring: variants interleaved round by round, min / median / max, and
 //! the [`Matrix`] of rows that prints each workload's ratios.
 
-use std::time::Instant;
-
-use super::harness::{paired, process_cpu};
+use super::harness::{measured, paired};
 use super::workloads::Profiling;
 use super::{arg_after, only, rounds};
 
@@ -39,12 +37,14 @@ fn interleaved_rounds(
     for round in 0..rounds {
         for k in 0..n {
             let i = (round + k) % n;
-            let (cpu0, wall0) = (process_cpu(), Instant::now());
-            let value = (variants[i].1)();
-            let ops = value * wall0.elapsed().as_secs_f64();
-            let used = process_cpu().saturating_sub(cpu0).as_secs_f64() * 1e9;
+            let mut value = 0.0;
+            let slice = measured(|| {
+                value = (variants[i].1)();
+                1
+            });
+            let ops = value * slice.wall.as_secs_f64();
             samples[i].push(value);
-            cpu[i].push(used / ops.max(1.0));
+            cpu[i].push(slice.cpu.as_secs_f64() * 1e9 / ops.max(1.0));
         }
     }
     (samples, cpu)
