@@ -65,15 +65,29 @@ const POLL_STEP: u32 = hardware::POLL_STEP;
 /// its blocking path.
 #[inline]
 #[doc(hidden)]
-pub fn poll_sparsely<R>(mut poll: impl FnMut() -> Option<R>) -> Option<R> {
+pub fn poll_sparsely<R>(poll: impl FnMut() -> Option<R>) -> Option<R> {
+    poll_spaced(POLL_PAUSES, POLL_STEP, poll)
+}
+
+/// [`poll_sparsely`] for up to ~`pauses` pauses (none for 0), with at most
+/// `max_step` pauses between two polls: the steps double from 1 up to it.
+/// The Mutex's poll passes `u32::MAX`, an exponential back-off (see
+/// `raw::mutex`).
+#[inline]
+#[doc(hidden)]
+pub fn poll_spaced<R>(
+    pauses: u32,
+    max_step: u32,
+    mut poll: impl FnMut() -> Option<R>,
+) -> Option<R> {
     #[cfg(not(loom))]
     {
-        let mut step = 1;
-        let mut spent = 0;
-        while spent < POLL_PAUSES {
+        let mut step = 1u32;
+        let mut spent = 0u32;
+        while spent < pauses {
             pause(step);
-            spent += step;
-            step = (step * 2).min(POLL_STEP);
+            spent = spent.saturating_add(step);
+            step = step.saturating_mul(2).min(max_step);
             if let Some(result) = poll() {
                 return Some(result);
             }
@@ -82,7 +96,7 @@ pub fn poll_sparsely<R>(mut poll: impl FnMut() -> Option<R>) -> Option<R> {
     }
     #[cfg(loom)]
     {
-        let _ = &mut poll;
+        let _ = (pauses, max_step, &mut poll);
         None
     }
 }

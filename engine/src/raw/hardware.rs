@@ -45,7 +45,10 @@
 //!    Every spin that precedes a park stays within it: the Mutex's poll
 //!    ([`POLL_PAUSES`] pauses) plus `parking_lot_core`'s `SpinWait` (14
 //!    pauses and 7 yields) is ~6.1 µs here, an RwLock writer's back-off
-//!    plus its poll (the same [`POLL_PAUSES`], no yields) ~6.6 µs.
+//!    plus its poll (the same [`POLL_PAUSES`], no yields) ~6.6 µs. The
+//!    Mutex's poll is sized at run time (`park_cost`): as long in time as
+//!    here, and at most what the park measured in the running process
+//!    leaves after `SpinWait`.
 //! 2. **A speculative spin costs at most half a park**
 //!    ([`HALF_PARK_NANOS`]), where the spin is a bet that an event comes
 //!    soon (a condvar waiter's notification, the readers inside an RwLock
@@ -188,7 +191,9 @@ pub fn checks(costs: &Costs) -> Vec<Check> {
     let bound = costs.block_cpu_nanos;
     let half = costs.block_cpu_nanos / 2.0;
     let poll = f64::from(POLL_PAUSES) * costs.pause_nanos;
-    let mutex = poll + spin_wait_nanos(costs);
+    // The Mutex polls as long in time as the compiled count at the
+    // reference pause, within what a measured park leaves (`park_cost`).
+    let mutex = f64::from(POLL_PAUSES) * PAUSE_NANOS + spin_wait_nanos(costs);
     let writer = WRITER_BACKOFF_NANOS + poll;
     let step = f64::from(POLL_STEP) * costs.pause_nanos;
     let yield_every = f64::from(YIELD_EVERY_PAUSES) * costs.pause_nanos;

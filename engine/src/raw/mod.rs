@@ -23,6 +23,8 @@ pub mod mutex;
 #[doc(hidden)]
 pub mod owner;
 #[doc(hidden)]
+pub mod park_cost;
+#[doc(hidden)]
 pub mod poison;
 #[doc(hidden)]
 pub mod rwlock;

@@ -10,6 +10,7 @@ use std::time::Instant;
 use super::backoff;
 use super::charge::{self, Charge, ChargedUntil, LastHandOff, QueueScan};
 use super::owner;
+use super::park_cost;
 use super::poison;
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
@@ -37,7 +38,7 @@ const PARKED_BIT: u8 = 0b10;
 /// 0.99–1.01 and 1.00–1.01, every other row 0.97–1.04 either way (single
 /// full runs since: 0.94–1.05, this VM's run-to-run spread).
 #[cfg_attr(loom, allow(dead_code))]
-const PRE_PARK_PAUSES: u32 = 30;
+pub(super) const PRE_PARK_PAUSES: u32 = 30;
 
 /// A mutex without data: one state byte, the poison flag of the safe layer
 /// (kept here to share the word), the 16-bit `last_hand_off` and the 32-bit
@@ -280,17 +281,25 @@ impl RawMutex {
         }
         let mut spin = SpinWait::new();
         let mut state = self.state.load(Relaxed);
-        // First spin while the lock is held and nobody waits, for ~100
-        // pauses (~2.7 µs here) as `std`'s futex mutex does: that covers a
-        // µs-long critical section without a park (parking_lot's `SpinWait`
-        // below alone gives up after ~0.3 µs of pauses and a few yields, and
-        // parks on 0.85 sections in 1 with 8 threads at ~1 µs). Pauses,
-        // not yields: they do not give the core away. The state is read
-        // after 1, 2, 4, 8, then every 16 pauses (see `poll_sparsely`).
-        // The model checker gains nothing from it (a loop of loads):
-        // `poll_sparsely` returns at once under loom.
+        // First spin while the lock is held and nobody waits, for ~2.6 µs
+        // (100 pauses on the reference machine, as `std`'s futex mutex
+        // spins 100 times; at most what rule 1 leaves at the measured park
+        // cost: see `park_cost`): that covers a µs-long critical section
+        // without a park (parking_lot's `SpinWait` below alone gives up
+        // after ~0.3 µs of pauses and a few yields, and parks on 0.85
+        // sections in 1 with 8 threads at ~1 µs). Pauses, not yields: they
+        // do not give the core away. The state is read after 1, 2, 4, 8, …
+        // pauses, each step twice the last (exponential back-off, Anderson,
+        // *The performance of spin lock alternatives for shared-memory
+        // multiprocessors*, IEEE TPDS 1990): each read pulls the holder's
+        // cache line away, and with ~50 ns sections at 16 threads reads
+        // every 16 pauses kept the line moving (`benches/ratios.rs` on the
+        // Xeon VM, 2026-12-04, off / the better peer: 0.80–0.88 with steps
+        // capped at 16 or 32 pauses, 1.02–1.04 doubling; see
+        // `docs/performance.md`). The model checker gains nothing from it
+        // (a loop of loads): `poll_spaced` returns at once under loom.
         if state == LOCKED_BIT {
-            backoff::poll_sparsely(|| {
+            backoff::poll_spaced(park_cost::mutex_poll_pauses(), u32::MAX, || {
                 state = self.state.load(Relaxed);
                 (state != LOCKED_BIT).then_some(())
             });
@@ -369,11 +378,18 @@ impl RawMutex {
                     self.charged_until.clear();
                 }
             };
+            // One park in `park_cost::SAMPLE_EVERY` reads the thread's CPU
+            // clock around it, to size the poll above.
+            let sample = park_cost::before_park();
             // SAFETY: the key is this lock's address, which only this lock
             // parks on; `validate` and `timed_out` neither panic nor call into
             // the parking lot; there is no `before_sleep`.
             let result =
                 unsafe { shim::park(self.key(), validate, || {}, timed_out, token, deadline) };
+            if result != ParkResult::Invalid {
+                // (A park that `validate` refused did not sleep.)
+                park_cost::after_park(sample);
+            }
             match result {
                 // We hold the lock: handed over.
                 ParkResult::Unparked(TOKEN_HANDOFF) => break,

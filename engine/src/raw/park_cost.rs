@@ -1,0 +1,322 @@
+//! The Mutex's first poll sized by this machine's park, measured at run
+//! time (rule 1 of [`hardware`]: a spin before a park costs at most the
+//! park).
+//!
+//! [`hardware`]'s constants are compiled from the reference machine's
+//! costs. Where a park is cheaper the compiled spin breaks rule 1: on a
+//! 2-vCPU Intel Xeon VM (2026-12-04) a park and its wake-up burn ~0.8 µs
+//! of CPU against the reference's ~8 µs, while the Mutex's poll (~0.9 µs
+//! there) plus `SpinWait` (~1.3 µs) spin ~2.2 µs before each park, and the
+//! ~50 ns Mutex rows of `benches/ratios.rs` read 0.71–0.84× the better of
+//! `std` and `parking_lot` at 16 threads (0.96–0.99 without the poll).
+//!
+//! # What is measured, and where
+//!
+//! - **The park**: the CPU the parking thread itself burns across one
+//!   `park` (its `futex` wait, the switches out and back in), by the
+//!   thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`) read before and after.
+//!   The time it spends asleep or waiting for a core is not CPU, so the
+//!   reading does not grow with the number of threads per core, as a
+//!   wake-up latency would (with 16 threads on 2 cores the Xeon VM's
+//!   median wake-up latency was ~25 µs, its 10th percentile ~2.6 µs, for
+//!   a ~0.8 µs park). The waker's `futex` wake costs about as much again,
+//!   so a park's CPU is taken as twice the waiter's. Each clock read is a
+//!   system call (~180 ns on the Xeon VM), so a thread measures its first
+//!   park and then one in [`SAMPLE_EVERY`]: ~6 ns a park on average.
+//!   The process keeps the median of the samples, moving its estimate by a
+//!   16th towards each one (a relaxed load and store: a sample lost to a
+//!   race is one sample fewer).
+//! - **A pause and a yield**, once per process, by `Instant` (the minimum
+//!   of four trials of 64 pauses, then one yield), when the first park has
+//!   been measured. That costs a few µs once, in a thread about to park.
+//!
+//! # The budget
+//!
+//! The spin before a Mutex waiter's first park is the poll, then
+//! `parking_lot_core`'s `SpinWait` (14 pauses, 7 yields) and the pre-park
+//! pause (30 pauses). Rule 1 leaves the poll what the park costs beyond the
+//! other two: `(park − SpinWait − pre-park) / pause` pauses, clamped to
+//! `0..=`[`hardware::POLL_PAUSES`]. At the reference costs that is the
+//! clamp, [`hardware::POLL_PAUSES`], as before; on the Xeon VM it is 0.
+//! Until the first park of the process has been measured, and on targets
+//! without a thread CPU clock, the Mutex polls [`hardware::POLL_PAUSES`].
+//!
+//! [`hardware`]: super::hardware
+
+use super::hardware;
+
+/// A thread measures its first park and then one in this many.
+#[cfg_attr(loom, allow(dead_code))]
+pub const SAMPLE_EVERY: u32 = 64;
+
+/// Pauses spent after the poll and before a first park: `SpinWait`'s and
+/// the Mutex's pre-park pause.
+#[cfg_attr(loom, allow(dead_code))]
+const AFTER_POLL_PAUSES: u32 = hardware::SPIN_WAIT_PAUSES + super::mutex::PRE_PARK_PAUSES;
+
+#[cfg(all(unix, not(loom)))]
+mod measured {
+    use core::cell::Cell;
+    use core::sync::atomic::AtomicU32;
+
+    std::thread_local! {
+        /// Parks this thread has made, modulo [`super::SAMPLE_EVERY`].
+        /// Const-initialised and without `Drop`: there during thread
+        /// teardown and inside an allocator.
+        pub static PARKS: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// The median estimate of a parking thread's CPU per park, in ns; 0
+    /// until the first sample.
+    pub static WAITER_CPU_NANOS: AtomicU32 = AtomicU32::new(0);
+    /// ns of 64 pauses and of one yield; 0 until measured. A racing second
+    /// measurement stores values as good: Relaxed.
+    pub static PAUSES_64_NANOS: AtomicU32 = AtomicU32::new(0);
+    pub static YIELD_NANOS: AtomicU32 = AtomicU32::new(0);
+
+    /// The calling thread's CPU time in ns.
+    pub fn thread_cpu_nanos() -> u64 {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `now` is a valid, writable timespec; the call only
+        // writes it (and fails without writing on a clock it lacks, leaving
+        // 0s).
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+        (now.tv_sec as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(now.tv_nsec as u64)
+    }
+}
+
+/// A sample in progress: the thread's CPU clock before its park.
+#[doc(hidden)]
+pub struct Sample(u64);
+
+/// Starts measuring the park the caller is about to make, if it is one this
+/// thread samples (see the module docs).
+#[inline]
+#[doc(hidden)]
+pub fn before_park() -> Option<Sample> {
+    #[cfg(all(unix, not(loom)))]
+    {
+        let due = measured::PARKS
+            .try_with(|parks| {
+                let n = parks.get();
+                parks.set((n + 1) % SAMPLE_EVERY);
+                n == 0
+            })
+            .unwrap_or(false);
+        due.then(|| Sample(measured::thread_cpu_nanos()))
+    }
+    #[cfg(not(all(unix, not(loom))))]
+    None
+}
+
+/// Ends a sample after the park returned, whatever woke it; returns the
+/// CPU ns the sample read, if it was one.
+#[inline]
+#[doc(hidden)]
+pub fn after_park(sample: Option<Sample>) -> Option<u64> {
+    #[cfg(all(unix, not(loom)))]
+    {
+        let Sample(before) = sample?;
+        let nanos = measured::thread_cpu_nanos().saturating_sub(before);
+        note_waiter_cpu(nanos);
+        Some(nanos)
+    }
+    #[cfg(not(all(unix, not(loom))))]
+    {
+        let _ = sample;
+        None
+    }
+}
+
+/// Moves the median estimate towards one sample.
+#[cfg(all(unix, not(loom)))]
+#[cold]
+fn note_waiter_cpu(nanos: u64) {
+    use core::sync::atomic::Ordering::Relaxed;
+    let sample = u32::try_from(nanos).unwrap_or(u32::MAX).max(1);
+    let estimate = measured::WAITER_CPU_NANOS.load(Relaxed);
+    measured::WAITER_CPU_NANOS.store(next_estimate(estimate, sample), Relaxed);
+}
+
+/// The median tracker's next estimate (0: none yet): a 16th of the way up
+/// or down, at least 1.
+#[cfg_attr(loom, allow(dead_code))]
+fn next_estimate(estimate: u32, sample: u32) -> u32 {
+    let step = (estimate / 16).max(1);
+    if estimate == 0 {
+        sample
+    } else if sample < estimate {
+        estimate.saturating_sub(step).max(1)
+    } else if sample > estimate {
+        estimate.saturating_add(step)
+    } else {
+        estimate
+    }
+}
+
+/// The Mutex's poll in time: the compiled poll, [`hardware::POLL_PAUSES`],
+/// at the reference machine's pause (2.6 µs).
+#[cfg_attr(loom, allow(dead_code))]
+const POLL_NANOS: f64 = hardware::POLL_PAUSES as f64 * hardware::PAUSE_NANOS;
+
+/// The most pauses a poll makes whatever the measured pause: a bound on
+/// the loop should a pause measure near 0 ns.
+#[cfg_attr(loom, allow(dead_code))]
+const MAX_POLL_PAUSES: u32 = 1 << 16;
+
+/// Pauses the Mutex polls before `SpinWait` (see the module docs).
+#[inline]
+#[doc(hidden)]
+pub fn mutex_poll_pauses() -> u32 {
+    #[cfg(all(unix, not(loom)))]
+    {
+        use core::sync::atomic::Ordering::Relaxed;
+        let waiter = measured::WAITER_CPU_NANOS.load(Relaxed);
+        let park = (waiter != 0).then(|| 2.0 * f64::from(waiter));
+        let (pauses_64, yield_nanos) = pause_and_yield_nanos();
+        poll_budget(park, pauses_64, yield_nanos)
+    }
+    #[cfg(not(all(unix, not(loom))))]
+    hardware::POLL_PAUSES
+}
+
+/// The poll, in pauses: [`POLL_NANOS`] at 64 pauses of `pauses_64` ns, and
+/// at a park of `park_nanos` (if measured) at most what rule 1 leaves
+/// after `SpinWait` (with yields of `yield_nanos`) and the pre-park pause.
+#[cfg_attr(loom, allow(dead_code))]
+fn poll_budget(park_nanos: Option<f64>, pauses_64: u32, yield_nanos: u32) -> u32 {
+    let per_pause = (f64::from(pauses_64) / 64.0).max(1.0 / 64.0);
+    let after = f64::from(AFTER_POLL_PAUSES) * per_pause
+        + f64::from(hardware::SPIN_WAIT_YIELDS) * f64::from(yield_nanos);
+    let nanos = park_nanos.map_or(POLL_NANOS, |park| (park - after).min(POLL_NANOS));
+    if nanos <= 0.0 {
+        0
+    } else {
+        (nanos / per_pause).min(f64::from(MAX_POLL_PAUSES)) as u32
+    }
+}
+
+/// The process's pause (64 of them) and yield costs in ns, measured at the
+/// first call.
+#[cfg(all(unix, not(loom)))]
+#[inline]
+fn pause_and_yield_nanos() -> (u32, u32) {
+    use core::sync::atomic::Ordering::Relaxed;
+    match (
+        measured::PAUSES_64_NANOS.load(Relaxed),
+        measured::YIELD_NANOS.load(Relaxed),
+    ) {
+        (0, _) | (_, 0) => measure_pause_and_yield(),
+        known => known,
+    }
+}
+
+#[cfg(all(unix, not(loom)))]
+#[cold]
+fn measure_pause_and_yield() -> (u32, u32) {
+    use core::sync::atomic::Ordering::Relaxed;
+    use std::time::Instant;
+    let mut pauses = u128::MAX;
+    let mut yielded = u128::MAX;
+    for _ in 0..4 {
+        let start = Instant::now();
+        super::backoff::pause(64);
+        let middle = Instant::now();
+        std::thread::yield_now();
+        let end = Instant::now();
+        pauses = pauses.min((middle - start).as_nanos());
+        yielded = yielded.min((end - middle).as_nanos());
+    }
+    let clamp = |nanos: u128| u32::try_from(nanos).unwrap_or(u32::MAX).max(1);
+    let (pauses, yielded) = (clamp(pauses), clamp(yielded));
+    measured::PAUSES_64_NANOS.store(pauses, Relaxed);
+    measured::YIELD_NANOS.store(yielded, Relaxed);
+    (pauses, yielded)
+}
+
+#[cfg(all(test, unix, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_estimate_settles_at_the_median() {
+        // Samples 100..=10_000 in a scrambled order, many times over.
+        let mut estimate = 0;
+        for round in 0..20_000u32 {
+            let sample = (round.wrapping_mul(37) % 100 + 1) * 100;
+            estimate = next_estimate(estimate, sample);
+        }
+        assert!(
+            (3_500..=6_500).contains(&estimate),
+            "estimate {estimate}, the median is 5000"
+        );
+    }
+
+    #[test]
+    fn an_outlier_moves_the_estimate_a_sixteenth() {
+        let estimate = next_estimate(0, 1_600);
+        assert_eq!(estimate, 1_600);
+        assert_eq!(next_estimate(estimate, u32::MAX), 1_700);
+        assert_eq!(next_estimate(estimate, 1), 1_500);
+    }
+
+    #[test]
+    fn the_poll_is_what_the_park_leaves() {
+        // The reference machine's costs: pause 26 ns, yield 450, park 8 µs:
+        // the compiled poll.
+        let reference = 64 * 26;
+        assert_eq!(poll_budget(None, reference, 450), hardware::POLL_PAUSES);
+        assert_eq!(
+            poll_budget(Some(hardware::BLOCK_CPU_NANOS), reference, 450),
+            hardware::POLL_PAUSES
+        );
+        // A park that leaves 40 pauses.
+        let after = AFTER_POLL_PAUSES * 26 + hardware::SPIN_WAIT_YIELDS * 450;
+        assert_eq!(
+            poll_budget(Some(f64::from(after + 40 * 26)), reference, 450),
+            40
+        );
+        // Shorter pauses (the Xeon VM's 9.4 ns): as long in time.
+        let xeon = 602;
+        assert_eq!(poll_budget(None, xeon, 175), 276);
+        // A park cheaper than SpinWait and the pre-park pause: no poll.
+        assert_eq!(poll_budget(Some(800.0), xeon, 175), 0);
+        // A pause that measured nothing: a bounded loop.
+        assert_eq!(poll_budget(None, 0, 175), MAX_POLL_PAUSES);
+    }
+
+    #[test]
+    fn a_thread_samples_its_first_park_then_one_in_sample_every() {
+        std::thread::spawn(|| {
+            let sampled = (0..3 * SAMPLE_EVERY)
+                .map(|_| before_park().is_some())
+                .collect::<Vec<_>>();
+            let at = |i: u32| sampled[i as usize];
+            assert!(at(0) && at(SAMPLE_EVERY) && at(2 * SAMPLE_EVERY));
+            assert_eq!(sampled.iter().filter(|s| **s).count(), 3);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_measured_park_sets_the_estimate() {
+        // A sample taken across a sleep counts the thread's CPU, not the
+        // sleep's length.
+        std::thread::spawn(|| {
+            let sample = before_park().expect("a thread's first park is sampled");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let nanos = after_park(Some(sample)).expect("a sample");
+            assert!(nanos < 5_000_000, "{nanos} ns of CPU for a 20 ms sleep");
+            let estimate = measured::WAITER_CPU_NANOS.load(core::sync::atomic::Ordering::Relaxed);
+            assert!(estimate > 0, "no estimate after a sample");
+        })
+        .join()
+        .unwrap();
+    }
+}
