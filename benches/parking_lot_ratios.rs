@@ -13,7 +13,6 @@
 //! Run: `cargo bench --bench parking_lot_ratios` (`-- --quick`: 3 rounds).
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 // Every lock and every shared counter on a cache line of its own, so that no
@@ -22,7 +21,7 @@ use crossbeam_utils::CachePadded;
 
 #[path = "support/harness.rs"]
 mod harness;
-use harness::{Slice, calibrate, measured, median, paired, work};
+use harness::{Slice, calibrate, measured, median, ops_for, paired, work};
 
 fn rounds() -> usize {
     if std::env::args().any(|a| a == "--quick") {
@@ -100,24 +99,10 @@ fn uncontended<L: Lock>(lock: &L) -> Slice {
 
 /// `threads` threads contending for `period`.
 fn contended<L: Lock>(lock: &L, threads: usize, iters: u64, period: Duration) -> Slice {
-    let stop = CachePadded::new(AtomicBool::new(false));
-    let ops = CachePadded::new(AtomicU64::new(0));
     measured(|| {
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| {
-                    let mut local = 0u64;
-                    while !stop.load(Ordering::Relaxed) {
-                        lock.with(|v| *v = v.wrapping_add(work(iters)));
-                        local += 1;
-                    }
-                    ops.fetch_add(local, Ordering::Relaxed);
-                });
-            }
-            std::thread::sleep(period);
-            stop.store(true, Ordering::Relaxed);
-        });
-        ops.load(Ordering::Relaxed)
+        ops_for(threads, period, |_| {
+            lock.with(|v| *v = v.wrapping_add(work(iters)));
+        })
     })
 }
 
@@ -130,28 +115,14 @@ fn read_heavy<R: Sync>(
     write_every: u64,
     period: Duration,
 ) -> Slice {
-    let stop = CachePadded::new(AtomicBool::new(false));
-    let ops = CachePadded::new(AtomicU64::new(0));
     measured(|| {
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| {
-                    let mut local = 0u64;
-                    while !stop.load(Ordering::Relaxed) {
-                        if local % write_every == write_every - 1 {
-                            write(lock);
-                        } else {
-                            black_box(read(lock));
-                        }
-                        local += 1;
-                    }
-                    ops.fetch_add(local, Ordering::Relaxed);
-                });
+        ops_for(threads, period, |i| {
+            if i % write_every == write_every - 1 {
+                write(lock);
+            } else {
+                black_box(read(lock));
             }
-            std::thread::sleep(period);
-            stop.store(true, Ordering::Relaxed);
-        });
-        ops.load(Ordering::Relaxed)
+        })
     })
 }
 

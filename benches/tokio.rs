@@ -78,6 +78,20 @@ fn two_workers() -> tokio::runtime::Runtime {
 const UNCONTENDED: u64 = 200_000;
 const TASKS: u64 = 8;
 const PER_TASK: u64 = 5_000;
+
+/// Spawns [`TASKS`] tasks, each made by `task`, on `rt` and waits for
+/// all of them.
+fn run_tasks<F>(rt: &tokio::runtime::Runtime, task: impl Fn() -> F)
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..TASKS).map(|_| tokio::spawn(task())).collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+    });
+}
 const MESSAGES: u64 = 200_000;
 
 /// Nanoseconds of wall time per operation in `slice`.
@@ -124,20 +138,13 @@ macro_rules! contended_mutex {
         let lock = Arc::new(s::Mutex::new(0u64));
         let steps = $steps;
         measured(|| {
-            rt.block_on(async {
-                let tasks: Vec<_> = (0..TASKS)
-                    .map(|_| {
-                        let lock = Arc::clone(&lock);
-                        tokio::spawn(async move {
-                            for _ in 0..PER_TASK {
-                                let mut g = lock.lock().await;
-                                *g = g.wrapping_add(work(black_box(steps)));
-                            }
-                        })
-                    })
-                    .collect();
-                for task in tasks {
-                    task.await.unwrap();
+            run_tasks(&rt, || {
+                let lock = Arc::clone(&lock);
+                async move {
+                    for _ in 0..PER_TASK {
+                        let mut g = lock.lock().await;
+                        *g = g.wrapping_add(work(black_box(steps)));
+                    }
                 }
             });
             TASKS * PER_TASK
@@ -187,23 +194,16 @@ macro_rules! contended_semaphore {
         let sem = Arc::new(s::Semaphore::new($permits));
         let steps = $steps;
         measured(|| {
-            rt.block_on(async {
-                let tasks: Vec<_> = (0..TASKS)
-                    .map(|_| {
-                        let sem = Arc::clone(&sem);
-                        tokio::spawn(async move {
-                            let mut x = 0u64;
-                            for _ in 0..PER_TASK {
-                                let permit = sem.acquire().await.unwrap();
-                                x = x.wrapping_add(work(black_box(steps)));
-                                drop(permit);
-                            }
-                            black_box(x);
-                        })
-                    })
-                    .collect();
-                for task in tasks {
-                    task.await.unwrap();
+            run_tasks(&rt, || {
+                let sem = Arc::clone(&sem);
+                async move {
+                    let mut x = 0u64;
+                    for _ in 0..PER_TASK {
+                        let permit = sem.acquire().await.unwrap();
+                        x = x.wrapping_add(work(black_box(steps)));
+                        drop(permit);
+                    }
+                    black_box(x);
                 }
             });
             TASKS * PER_TASK

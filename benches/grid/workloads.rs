@@ -4,14 +4,14 @@
 
 use std::collections::VecDeque;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 // Every lock and shared counter on a cache line of its own, so that no
 // variant gains or loses by where the stack happened to put it.
 use crossbeam_utils::CachePadded;
 
-use super::harness::{Slice, measured, work};
+use super::harness::{Slice, for_period, measured, work};
 
 /// One cell's parameters: work steps inside each critical section (for a
 /// channel: the consumer's work per item), between sections (outside the
@@ -46,23 +46,7 @@ fn slice(
     body: impl Fn(usize, &AtomicBool) -> u64 + Sync,
     after_stop: impl FnOnce(),
 ) -> Slice {
-    let stop = CachePadded::new(AtomicBool::new(false));
-    let total = CachePadded::new(AtomicU64::new(0));
-    measured(|| {
-        std::thread::scope(|s| {
-            for tid in 0..threads {
-                let (body, stop, total) = (&body, &*stop, &*total);
-                s.spawn(move || {
-                    let n = body(tid, stop);
-                    total.fetch_add(n, Ordering::Relaxed);
-                });
-            }
-            std::thread::sleep(period);
-            stop.store(true, Ordering::Relaxed);
-            after_stop();
-        });
-        total.load(Ordering::Relaxed)
-    })
+    measured(|| for_period(threads, period, body, after_stop))
 }
 
 /// A mutex under test.

@@ -2,10 +2,9 @@
 //! reads under writers, owner tracking, channels, and one recorded event.
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::harness::{at_depth, work};
+use super::harness::{at_depth, ops_for, work};
 use super::matrix::{interleaved, stats};
 
 /// A lock under test: lock, run `f` on the data, unlock.
@@ -64,24 +63,11 @@ pub(super) fn uncontended<L: Lock>(lock: &L) -> f64 {
 
 /// Operations per second with `threads` threads contending for `period`.
 pub(super) fn contended<L: Lock>(lock: &L, threads: usize, iters: u64, period: Duration) -> f64 {
-    let stop = AtomicBool::new(false);
-    let ops = AtomicU64::new(0);
     let start = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                let mut local = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    lock.with(|v| *v = v.wrapping_add(work(iters)));
-                    local += 1;
-                }
-                ops.fetch_add(local, Ordering::Relaxed);
-            });
-        }
-        std::thread::sleep(period);
-        stop.store(true, Ordering::Relaxed);
+    let ops = ops_for(threads, period, |_| {
+        lock.with(|v| *v = v.wrapping_add(work(iters)));
     });
-    ops.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+    ops as f64 / start.elapsed().as_secs_f64()
 }
 
 /// Read-heavy RwLock: ops/s over `period` with `threads` threads, one write
@@ -94,28 +80,15 @@ pub(super) fn rwlock_read_heavy<R: Sync>(
     write_every: u64,
     period: Duration,
 ) -> f64 {
-    let stop = AtomicBool::new(false);
-    let ops = AtomicU64::new(0);
     let start = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                let mut local = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    if local % write_every == write_every - 1 {
-                        write(lock);
-                    } else {
-                        black_box(read(lock));
-                    }
-                    local += 1;
-                }
-                ops.fetch_add(local, Ordering::Relaxed);
-            });
+    let ops = ops_for(threads, period, |i| {
+        if i % write_every == write_every - 1 {
+            write(lock);
+        } else {
+            black_box(read(lock));
         }
-        std::thread::sleep(period);
-        stop.store(true, Ordering::Relaxed);
     });
-    ops.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+    ops as f64 / start.elapsed().as_secs_f64()
 }
 
 /// With owner tracking: uncontended lock+unlock with acquisition stacks on

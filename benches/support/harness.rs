@@ -1,12 +1,15 @@
 //! Pieces the benches share: the critical section's work, its
 //! calibration, the paired median that compares slices run close
-//! together, a call stack of a chosen depth, and the CPU a slice burns
-//! beside its wall time.
+//! together, a call stack of a chosen depth, the CPU a slice burns
+//! beside its wall time, and threads that run a workload for a period.
 
 #![allow(dead_code)]
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
 
 /// Steps of a dependent multiply-add chain: the critical section's work,
 /// the same as Go's in benches/go/contention.go.
@@ -108,4 +111,49 @@ pub fn measured<F: FnOnce() -> u64>(f: F) -> Slice {
     let wall = start.elapsed();
     let cpu = process_cpu().saturating_sub(cpu0);
     Slice { ops, wall, cpu }
+}
+
+/// Runs `body(tid, stop)` on `threads` scoped threads for `period`, then
+/// sets `stop`, calls `after_stop` (to wake threads blocked where `stop`
+/// cannot reach them) and returns the sum of what the bodies returned:
+/// the operations of a contended slice.
+pub fn for_period(
+    threads: usize,
+    period: Duration,
+    body: impl Fn(usize, &AtomicBool) -> u64 + Sync,
+    after_stop: impl FnOnce(),
+) -> u64 {
+    let stop = CachePadded::new(AtomicBool::new(false));
+    let total = CachePadded::new(AtomicU64::new(0));
+    std::thread::scope(|s| {
+        for tid in 0..threads {
+            let (body, stop, total) = (&body, &*stop, &*total);
+            s.spawn(move || {
+                let n = body(tid, stop);
+                total.fetch_add(n, Ordering::Relaxed);
+            });
+        }
+        std::thread::sleep(period);
+        stop.store(true, Ordering::Relaxed);
+        after_stop();
+    });
+    total.load(Ordering::Relaxed)
+}
+
+/// [`for_period`] with every thread calling `op(i)` for its `i`-th
+/// operation until stopped; returns the operations.
+pub fn ops_for(threads: usize, period: Duration, op: impl Fn(u64) + Sync) -> u64 {
+    for_period(
+        threads,
+        period,
+        |_, stop| {
+            let mut local = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                op(local);
+                local += 1;
+            }
+            local
+        },
+        || {},
+    )
 }
