@@ -69,10 +69,12 @@ pub fn poll_sparsely<R>(poll: impl FnMut() -> Option<R>) -> Option<R> {
     poll_spaced(POLL_PAUSES, POLL_STEP, poll)
 }
 
-/// [`poll_sparsely`] for up to ~`pauses` pauses (none for 0), with at most
-/// `max_step` pauses between two polls: the steps double from 1 up to it.
-/// The Mutex's poll passes `u32::MAX`, an exponential back-off (see
-/// `raw::mutex`).
+/// [`poll_sparsely`] until `pauses` pauses have passed (none for 0), with at
+/// most `max_step` pauses between two polls: the steps double from 1 up to
+/// it. The last poll is the first at or past `pauses`, so the last step may
+/// overshoot: by up to `max_step - 1` pauses, and with doubling steps up to
+/// `2 × pauses - 1` in all. The Mutex's poll passes `u32::MAX`, an
+/// exponential back-off (see `raw::mutex`).
 #[inline]
 #[doc(hidden)]
 pub fn poll_spaced<R>(

@@ -281,10 +281,13 @@ impl RawMutex {
         }
         let mut spin = SpinWait::new();
         let mut state = self.state.load(Relaxed);
-        // First spin while the lock is held and nobody waits, for ~2.6 µs
-        // (100 pauses on the reference machine, as `std`'s futex mutex
-        // spins 100 times; at most what rule 1 leaves at the measured park
-        // cost: see `park_cost`): that covers a µs-long critical section
+        // First spin while the lock is held and nobody waits, a budget of
+        // ~2.6 µs (100 pauses on the reference machine, as `std`'s futex
+        // mutex spins 100 times; at most what rule 1 leaves at the measured
+        // park cost: see `park_cost`). The last read is the first one at
+        // or past the budget, so a poll that runs out lasts up to twice it
+        // (127 pauses on the reference machine; 511, ~4.8 µs, on the Xeon
+        // VM, whose budget is ~276 pauses). That covers a µs-long critical section
         // without a park (parking_lot's `SpinWait` below alone gives up
         // after ~0.3 µs of pauses and a few yields, and parks on 0.85
         // sections in 1 with 8 threads at ~1 µs). Pauses, not yields: they

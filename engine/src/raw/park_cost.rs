@@ -169,7 +169,9 @@ const POLL_NANOS: f64 = hardware::POLL_PAUSES as f64 * hardware::PAUSE_NANOS;
 #[cfg_attr(loom, allow(dead_code))]
 const MAX_POLL_PAUSES: u32 = 1 << 16;
 
-/// Pauses the Mutex polls before `SpinWait` (see the module docs).
+/// The budget of the Mutex's poll before `SpinWait`, in pauses (see the
+/// module docs). The poll's steps double, and its last read is the first at
+/// or past the budget: a poll that runs out lasts up to twice it.
 #[inline]
 #[doc(hidden)]
 pub fn mutex_poll_pauses() -> u32 {
