@@ -65,22 +65,23 @@ const POLL_STEP: u32 = hardware::POLL_STEP;
 /// its blocking path.
 #[inline]
 #[doc(hidden)]
-pub fn poll_sparsely<R>(poll: impl FnMut() -> Option<R>) -> Option<R> {
-    poll_spaced(POLL_PAUSES, POLL_STEP, poll)
+pub fn poll_sparsely<R>(mut poll: impl FnMut() -> Option<R>) -> Option<R> {
+    poll_spaced(POLL_PAUSES, POLL_STEP, |_| poll())
 }
 
 /// [`poll_sparsely`] until `pauses` pauses have passed (none for 0), with at
 /// most `max_step` pauses between two polls: the steps double from 1 up to
 /// it. The last poll is the first at or past `pauses`, so the last step may
 /// overshoot: by up to `max_step - 1` pauses, and with doubling steps up to
-/// `2 × pauses - 1` in all. The Mutex's poll passes `u32::MAX`, an
-/// exponential back-off (see `raw::mutex`).
+/// `2 × pauses - 1` in all. `poll` gets the pauses spent so far. The
+/// Mutex's poll passes `u32::MAX`, an exponential back-off (see
+/// `raw::mutex`).
 #[inline]
 #[doc(hidden)]
 pub fn poll_spaced<R>(
     pauses: u32,
     max_step: u32,
-    mut poll: impl FnMut() -> Option<R>,
+    mut poll: impl FnMut(u32) -> Option<R>,
 ) -> Option<R> {
     #[cfg(not(loom))]
     {
@@ -90,7 +91,7 @@ pub fn poll_spaced<R>(
             pause(step);
             spent = spent.saturating_add(step);
             step = step.saturating_mul(2).min(max_step);
-            if let Some(result) = poll() {
+            if let Some(result) = poll(spent) {
                 return Some(result);
             }
         }

@@ -27,6 +27,8 @@ pub mod park_cost;
 #[doc(hidden)]
 pub mod poison;
 #[doc(hidden)]
+pub mod poll_history;
+#[doc(hidden)]
 pub mod rwlock;
 #[doc(hidden)]
 pub mod shim;

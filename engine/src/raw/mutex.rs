@@ -12,6 +12,7 @@ use super::charge::{self, Charge, ChargedUntil, LastHandOff, QueueScan};
 use super::owner;
 use super::park_cost;
 use super::poison;
+use super::poll_history::{self, Outcome};
 use super::shim::profile::{self, EventKind, LockSite, StackMark};
 use super::shim::{
     self, AtomicU8,
@@ -299,13 +300,23 @@ impl RawMutex {
         // every 16 pauses kept the line moving (`benches/ratios.rs` on the
         // Xeon VM, 2026-12-04, off / the better peer: 0.80–0.88 with steps
         // capped at 16 or 32 pauses, 1.02–1.04 doubling; see
-        // `docs/performance.md`). The model checker gains nothing from it
-        // (a loop of loads): `poll_spaced` returns at once under loom.
+        // `docs/performance.md`). A poll gets the whole budget while this
+        // thread's recent polls of the lock found it free early, an eighth
+        // of it while they found it only late (`poll_history`). The model
+        // checker gains nothing from it (a loop of loads): `poll_spaced`
+        // returns at once under loom.
         if state == LOCKED_BIT {
-            backoff::poll_spaced(park_cost::mutex_poll_pauses(), u32::MAX, || {
+            let plan = poll_history::plan(self.key(), park_cost::mutex_poll_pauses());
+            let found = backoff::poll_spaced(plan.pauses, u32::MAX, |spent| {
                 state = self.state.load(Relaxed);
-                (state != LOCKED_BIT).then_some(())
+                (state != LOCKED_BIT).then_some(spent)
             });
+            let outcome = match found {
+                Some(spent) if state & LOCKED_BIT == 0 => Outcome::Free(spent),
+                Some(_) => Outcome::Queued,
+                None => Outcome::RanOut,
+            };
+            poll_history::learn(plan, outcome);
         }
         // The tick of the first park (for the starvation flag) and the block
         // profile's clock, both started when the thread first decides to park.
