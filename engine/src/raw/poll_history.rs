@@ -99,7 +99,7 @@ pub struct Plan {
     /// The slot whose history the outcome updates, if the poll is a full
     /// one.
     learn_into: Option<usize>,
-    /// The budget a full poll has (a run-out counts as this).
+    /// The budget a full poll has (a find past it counts as it).
     budget: u32,
 }
 
