@@ -288,8 +288,8 @@ impl RawMutex {
         // park cost: see `park_cost`). The last read is the first one at
         // or past the budget, so a poll that runs out lasts up to twice it
         // (127 pauses on the reference machine; 511, ~4.8 µs, on the Xeon
-        // VM, whose budget is ~276 pauses). That covers a µs-long critical section
-        // without a park (parking_lot's `SpinWait` below alone gives up
+        // VM, whose budget is ~276 pauses). That covers a µs-long critical
+        // section without a park (parking_lot's `SpinWait` below alone gives up
         // after ~0.3 µs of pauses and a few yields, and parks on 0.85
         // sections in 1 with 8 threads at ~1 µs). Pauses, not yields: they
         // do not give the core away. The state is read after 1, 2, 4, 8, …

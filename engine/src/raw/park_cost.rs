@@ -92,6 +92,7 @@ mod measured {
 
 /// A sample in progress: the thread's CPU clock before its park.
 #[doc(hidden)]
+#[cfg_attr(loom, allow(dead_code))]
 pub struct Sample(u64);
 
 /// Starts measuring the park the caller is about to make, if it is one this

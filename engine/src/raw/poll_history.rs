@@ -94,13 +94,12 @@ pub enum Outcome {
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[doc(hidden)]
 pub struct Plan {
-    /// Pauses the poll may last.
+    /// Pauses the poll may last: for a full poll the whole budget (a
+    /// find past it counts as it).
     pub pauses: u32,
     /// The slot whose history the outcome updates, if the poll is a full
     /// one.
     learn_into: Option<usize>,
-    /// The budget a full poll has (a find past it counts as it).
-    budget: u32,
 }
 
 /// The slot of the lock at `key`.
@@ -126,7 +125,6 @@ fn plan_from(mut history: History, key: usize, budget: u32, slot: usize) -> (Pla
     let plan = Plan {
         pauses: if full { budget } else { budget >> SHORT_SHIFT },
         learn_into: full.then_some(slot),
-        budget,
     };
     (plan, history)
 }
@@ -177,16 +175,14 @@ pub fn plan(key: usize, budget: u32) -> Plan {
             .unwrap_or(Plan {
                 pauses: budget,
                 learn_into: None,
-                budget,
             })
     }
     #[cfg(loom)]
     {
-        let _ = key;
+        let _ = (key, budget);
         Plan {
             pauses: 0,
             learn_into: None,
-            budget,
         }
     }
 }
@@ -199,7 +195,8 @@ pub fn learn(plan: Plan, outcome: Outcome) {
     if let Some(slot) = plan.learn_into {
         let _ = HISTORIES.try_with(|histories| {
             let history = histories[slot].get();
-            histories[slot].set(learned(history, plan.budget, outcome));
+            // A full poll's pauses are the budget.
+            histories[slot].set(learned(history, plan.pauses, outcome));
         });
     }
     #[cfg(loom)]
