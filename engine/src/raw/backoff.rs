@@ -1,15 +1,18 @@
 //! Spins that keep off shared cache lines: a writer's back-off before it
 //! keeps readers out of an `RwLock` (a pause of about
-//! [`WRITER_BACKOFF_NANOS`] that does not touch the lock word), timed spins,
-//! and [`poll_sparsely`], the first spin of a Mutex waiter and of a channel
-//! receive that found its channel empty.
+//! [`WRITER_BACKOFF_NANOS`], which touches the lock word only when another
+//! writer holds it), timed spins, and [`poll_sparsely`], the first spin of a
+//! Mutex waiter and of a channel receive that found its channel empty.
 //!
-//! A writer that finds the lock taken and at once raises WW (new readers
-//! stay out) turns every reader that comes next into a waiter, and each of
-//! them then reads the lock word while its holder, on the other core, writes
-//! it. With short sections the lock is mostly free again within a couple of
-//! microseconds: a writer that first waits that long, off the lock's cache
-//! line, lets the readers run meanwhile and then often finds the lock free.
+//! A writer that finds the lock taken by readers and at once raises WW (new
+//! readers stay out) turns every reader that comes next into a waiter, and
+//! each of them then reads the lock word while its holder, on the other
+//! core, writes it. With short sections the lock is mostly free again within
+//! a couple of microseconds: a writer that first waits that long, off the
+//! lock's cache line, lets the readers run meanwhile and then often finds
+//! the lock free. A writer that finds another writer inside has no read
+//! phase to let run: it watches the word and ends its back-off when the lock
+//! is free (see [`writer_backoff`]).
 //!
 //! Measured on the 2-core VM (`benches/ratios.rs`, the RwLock rows, 1–20%
 //! writes at 4 and 16 threads; medians of interleaved runs, off /
@@ -129,15 +132,46 @@ pub const WRITER_BACKOFF_NANOS: f64 = hardware::HALF_PARK_NANOS;
 #[cfg_attr(loom, allow(dead_code))]
 const ASSUMED_TICKS_PER_SECOND: f64 = 1e9;
 
-/// Pauses the calling thread for about [`WRITER_BACKOFF_NANOS`] without
-/// touching shared memory (the clock is read every few pauses). Under loom:
-/// returns at once (a pause is not a state the model could explore).
-#[cold]
-#[inline(never)]
+/// A writer's back-off before it keeps readers out: pauses the calling
+/// thread for about [`WRITER_BACKOFF_NANOS`] (the clock is read every few
+/// pauses), ending early when `free` (called every 4 pauses) returns true;
+/// returns whether it did. A writer that found readers inside passes a
+/// `free` that reads nothing (`|| false`): the back-off then touches no
+/// shared memory and lets the read phase run. One that found a writer inside
+/// passes a read of the lock word: there is no read phase to let run, and
+/// every pause after that writer's unlock would leave the lock idle. Those
+/// reads cost the holder little: a write-held word is written again only at
+/// its unlock (a holder that writes guarded data on the word's cache line
+/// pays one line transfer for its next such write after each read).
+///
+/// Measured on the Xeon VM (2026-12-05, `benches/grid.rs`, the 120 RwLock
+/// cells, 5 rounds, one binary, the rule chosen by a temporary switch): in
+/// the 50%-read cells with 1 µs sections and work between sections, the
+/// blind back-off for every writer read 0.75–0.80× the better peer, and a
+/// back-off that watched the word (counted with temporary counters) found
+/// the lock free within 16 pauses in 98% of the back-offs at 2 threads and
+/// 80% at 8: there a holder's unlock and the next writer's arrival come
+/// together, and a blind writer idled ~4 µs for nothing. Watching the word
+/// whatever holds the lock fixed them and lost the cells where the back-off
+/// lets a read phase or a lone thread run on (50% reads, ~20 ns sections,
+/// no work between, 2–32 threads: 3.0–3.6× → 0.70–0.84×;
+/// `benches/parking_lot_ratios.rs`' 1%-write rows: 2.1–2.5× → 1.1–1.3×
+/// parking_lot). Watching only while a writer holds it kept those (2.5–3.1×;
+/// 1.7–1.9×) and fixed the first (0.996–1.027×): see
+/// `docs/performance-spins.md`. Under loom: returns `false` at once,
+/// `free` never called (a pause is not a state the model could explore).
+#[inline]
 #[doc(hidden)]
-pub fn writer_backoff() {
+pub fn writer_backoff(free: impl FnMut() -> bool) -> bool {
     #[cfg(not(loom))]
-    spin_until(WRITER_BACKOFF_NANOS, || false);
+    {
+        spin_until(WRITER_BACKOFF_NANOS, free)
+    }
+    #[cfg(loom)]
+    {
+        let _ = free;
+        false
+    }
 }
 
 /// `nanos` in the profiler's clock ticks (at an assumed rate below the
@@ -234,5 +268,39 @@ pub fn spin_until_with(nanos: f64, yield_every: u32, mut done: impl FnMut() -> b
     {
         let _ = (nanos, yield_every);
         done()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watching_back_off_ends_when_the_lock_is_free() {
+        let mut reads = 0;
+        let freed = writer_backoff(|| {
+            reads += 1;
+            reads == 3
+        });
+        assert!(freed);
+        assert_eq!(
+            reads, 3,
+            "it reads on until the first read that finds it free"
+        );
+    }
+
+    #[test]
+    fn a_blind_back_off_runs_its_length_out() {
+        let mut reads = 0u32;
+        let start = std::time::Instant::now();
+        let freed = writer_backoff(|| {
+            reads += 1;
+            false
+        });
+        assert!(!freed);
+        // It read on (every 4 pauses) until its time passed: more than once,
+        // and it did end (no bound on its length here: a loaded machine may
+        // stretch it).
+        assert!(reads > 1, "{reads} reads in {:?}", start.elapsed());
     }
 }

@@ -125,11 +125,18 @@ impl RawRwLock {
             if !writer && state & READERS_MASK == READERS_MASK {
                 panic!("too many readers of an RwLock");
             }
-            // Before it keeps readers out, a writer backs off once, off the
-            // lock's line (see `backoff`): short sections end meanwhile.
+            // Before it keeps readers out, a writer backs off once: off the
+            // lock's line while readers hold it (short read sections end
+            // meanwhile, and new readers run on; an upgrade counts as its
+            // readers), watching the word while a writer holds it, until it
+            // is free (see `backoff::writer_backoff`).
             if writer && state & WRITER_WAITING == 0 && !backed_off {
                 backed_off = true;
-                backoff::writer_backoff();
+                if state & READERS_MASK != 0 {
+                    backoff::writer_backoff(|| false);
+                } else {
+                    backoff::writer_backoff(|| mode.take(self.state.load(Relaxed)).is_some());
+                }
                 state = self.state.load(Relaxed);
                 continue;
             }
