@@ -149,7 +149,7 @@ const ASSUMED_TICKS_PER_SECOND: f64 = 1e9;
 /// the 50%-read cells with 1 µs sections and work between sections, the
 /// blind back-off for every writer read 0.75–0.80× the better peer, and a
 /// back-off that watched the word (counted with temporary counters) found
-/// the lock free within 16 pauses in 98% of the back-offs at 2 threads and
+/// the lock free within 16 pauses in 97% of the back-offs at 2 threads and
 /// 80% at 8: there a holder's unlock and the next writer's arrival come
 /// together, and a blind writer idled ~4 µs for nothing. Watching the word
 /// whatever holds the lock fixed them and lost the cells where the back-off

@@ -10,15 +10,17 @@
 //! Fairness: a writer that waits keeps new readers out (flag WW, as
 //! parking_lot's writer bit does), so a flood of readers cannot starve it:
 //! the readers inside drain and the last one out wakes it. It raises WW
-//! after one back-off of ~4 µs off the lock's line (see `backoff`), during
-//! which readers still come in and short sections end; readers that lose a
-//! race to other readers back off too, as parking_lot's do. Waiters that have
-//! waited longer than the fairness bound (~0.5 ms) get the lock handed over
-//! at the next unlock that wakes them, taken in the unpark callback on their
-//! behalf only if it is free (as the mutex does): a starving writer by the
-//! last reader out or a write unlock, starving readers (all parked readers
-//! at once) by a write unlock. So neither side starves the other for long,
-//! and no unlock ever promises a lock it has not released.
+//! after one back-off of ~4 µs (see `backoff`): off the lock's line while
+//! readers hold it (readers still come in and short sections end), watching
+//! the word while a writer holds it (ending when the lock is free); readers
+//! that lose a race to other readers back off too, as parking_lot's do.
+//! Waiters that have waited longer than the fairness bound (~0.5 ms) get the
+//! lock handed over at the next unlock that wakes them, taken in the unpark
+//! callback on their behalf only if it is free (as the mutex does): a
+//! starving writer by the last reader out or a write unlock, starving
+//! readers (all parked readers at once) by a write unlock. So neither side
+//! starves the other for long, and no unlock ever promises a lock it has not
+//! released.
 //!
 //! For the parking_lot face, the same word also carries parking_lot's
 //! **upgradable** reads (flag U: one upgradable reader at a time, counted
