@@ -135,8 +135,8 @@ const ASSUMED_TICKS_PER_SECOND: f64 = 1e9;
 /// A writer's back-off before it keeps readers out: pauses the calling
 /// thread for about [`WRITER_BACKOFF_NANOS`] (the clock is read every few
 /// pauses), ending early when `free` (called every 4 pauses) returns true;
-/// returns whether it did. A writer that found readers inside passes a
-/// `free` that reads nothing (`|| false`): the back-off then touches no
+/// returns whether it did. For a writer that found readers inside, `free`
+/// returns false without reading anything: the back-off then touches no
 /// shared memory and lets the read phase run. One that found a writer inside
 /// passes a read of the lock word: there is no read phase to let run, and
 /// every pause after that writer's unlock would leave the lock idle. Those

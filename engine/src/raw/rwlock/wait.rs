@@ -132,11 +132,8 @@ impl RawRwLock {
             // is free (see `backoff::writer_backoff`).
             if writer && state & WRITER_WAITING == 0 && !backed_off {
                 backed_off = true;
-                if state & READERS_MASK != 0 {
-                    backoff::writer_backoff(|| false);
-                } else {
-                    backoff::writer_backoff(|| mode.take(self.state.load(Relaxed)).is_some());
-                }
+                let watch = state & READERS_MASK == 0;
+                backoff::writer_backoff(|| watch && mode.take(self.state.load(Relaxed)).is_some());
                 state = self.state.load(Relaxed);
                 continue;
             }
