@@ -1,8 +1,9 @@
 //! Spins that keep off shared cache lines: a writer's back-off before it
 //! keeps readers out of an `RwLock` (a pause of about
 //! [`WRITER_BACKOFF_NANOS`], which touches the lock word only when another
-//! writer holds it), timed spins, and [`poll_sparsely`], the first spin of a
-//! Mutex waiter and of a channel receive that found its channel empty.
+//! writer holds it), timed spins, [`poll_sparsely`], the spin of an RwLock
+//! writer that raised WW and of a channel receive that found its channel
+//! empty, and [`poll_spaced`], the Mutex waiter's first poll.
 //!
 //! A writer that finds the lock taken by readers and at once raises WW (new
 //! readers stay out) turns every reader that comes next into a waiter, and
@@ -154,10 +155,10 @@ const ASSUMED_TICKS_PER_SECOND: f64 = 1e9;
 /// together, and a blind writer idled ~4 µs for nothing. Watching the word
 /// whatever holds the lock fixed them and lost the cells where the back-off
 /// lets a read phase or a lone thread run on (50% reads, ~20 ns sections,
-/// no work between, 2–32 threads: 3.0–3.6× → 0.70–0.84×;
-/// `benches/parking_lot_ratios.rs`' 1%-write rows: 2.1–2.5× → 1.1–1.3×
+/// no work between, 2–32 threads: 2.9–3.9× → 0.70–0.84×;
+/// `benches/parking_lot_ratios.rs`' 1%-write rows: 2.1–2.5× → 0.92–1.35×
 /// parking_lot). Watching only while a writer holds it kept those (2.5–3.1×;
-/// 1.7–1.9×) and fixed the first (0.996–1.027×): see
+/// 1.33–2.00×) and fixed the first (1.00–1.03×): see
 /// `docs/performance-spins.md`. Under loom: returns `false` at once,
 /// `free` never called (a pause is not a state the model could explore).
 #[inline]
