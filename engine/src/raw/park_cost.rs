@@ -26,9 +26,20 @@
 //!   The process keeps the median of the samples, moving its estimate by a
 //!   16th towards each one (a relaxed load and store: a sample lost to a
 //!   race is one sample fewer).
-//! - **A pause and a yield**, once per process, by `Instant` (the minimum
-//!   of four trials of 64 pauses, then one yield), when the first park has
-//!   been measured. That costs a few µs once, in a thread about to park.
+//! - **A pause and a yield**, once per process, when the first park has
+//!   been measured: the minimum of four trials of 64 pauses by `Instant`,
+//!   and of four yields by the thread's CPU clock (less one read of that
+//!   clock, measured alike). That costs a few µs once, in a thread about
+//!   to park. The yield is its own CPU, as [`hardware::YIELD_NANOS`] is
+//!   ("with nothing else to run"), not the time until the thread runs
+//!   again: a yield timed by `Instant` while other threads wait for the
+//!   core lasts their time slices, and this one reading sizes the poll for
+//!   the rest of the process. Timed so (until 2026-12-05), two runs of the
+//!   grid's 16-thread Mutex cell alone read 193 ns and 107,570 ns: the
+//!   second process polled 0 pauses for good, the first ~260. The grid's
+//!   Condvar queue with ~1 µs sections and work between, at 4–32 threads,
+//!   read 0.78–0.83× the better peer where yields timed so cut the poll to
+//!   0–27 pauses, against 0.96–1.01× with ~270 (`docs/performance-spins.md`).
 //!
 //! # The budget
 //!
@@ -37,7 +48,10 @@
 //! pause (30 pauses). Rule 1 leaves the poll what the park costs beyond the
 //! other two: `(park − SpinWait − pre-park) / pause` pauses, clamped to
 //! `0..=`[`hardware::POLL_PAUSES`]. At the reference costs that is the
-//! clamp, [`hardware::POLL_PAUSES`], as before; on the Xeon VM it is 0.
+//! clamp, [`hardware::POLL_PAUSES`], as before. On the Xeon VM the
+//! estimate of a waiter's park read 1.8–9 µs through the grid's Mutex cells
+//! (2026-12-05), far above the ~0.8 µs of a park alone, and the poll ~260
+//! pauses, near the clamp (276 there).
 //! Until the first park of the process has been measured, and on targets
 //! without a thread CPU clock, the Mutex polls [`hardware::POLL_PAUSES`].
 //!
@@ -225,21 +239,37 @@ fn measure_pause_and_yield() -> (u32, u32) {
     use core::sync::atomic::Ordering::Relaxed;
     use std::time::Instant;
     let mut pauses = u128::MAX;
-    let mut yielded = u128::MAX;
     for _ in 0..4 {
         let start = Instant::now();
         super::backoff::pause(64);
-        let middle = Instant::now();
-        std::thread::yield_now();
-        let end = Instant::now();
-        pauses = pauses.min((middle - start).as_nanos());
-        yielded = yielded.min((end - middle).as_nanos());
+        pauses = pauses.min(start.elapsed().as_nanos());
     }
-    let clamp = |nanos: u128| u32::try_from(nanos).unwrap_or(u32::MAX).max(1);
-    let (pauses, yielded) = (clamp(pauses), clamp(yielded));
+    let pauses = u32::try_from(pauses).unwrap_or(u32::MAX).max(1);
+    let yielded = yield_cpu_nanos();
     measured::PAUSES_64_NANOS.store(pauses, Relaxed);
     measured::YIELD_NANOS.store(yielded, Relaxed);
     (pauses, yielded)
+}
+
+/// The CPU one yield costs the calling thread, in ns (at least 1): the
+/// minimum of four, each by the thread's CPU clock less one read of that
+/// clock (see the module docs).
+#[cfg(all(unix, not(loom)))]
+#[doc(hidden)]
+pub fn yield_cpu_nanos() -> u32 {
+    use measured::thread_cpu_nanos;
+    let mut yielded = u64::MAX;
+    let mut clock_read = u64::MAX;
+    for _ in 0..4 {
+        let before = thread_cpu_nanos();
+        std::thread::yield_now();
+        let after = thread_cpu_nanos();
+        let again = thread_cpu_nanos();
+        yielded = yielded.min(after.saturating_sub(before));
+        clock_read = clock_read.min(again.saturating_sub(after));
+    }
+    let nanos = yielded.saturating_sub(clock_read);
+    u32::try_from(nanos).unwrap_or(u32::MAX).max(1)
 }
 
 #[cfg(all(test, unix, not(loom)))]
