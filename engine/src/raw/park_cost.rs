@@ -153,7 +153,7 @@ pub fn after_park(sample: Option<Sample>) -> Option<u64> {
 #[cold]
 fn note_waiter_cpu(nanos: u64) {
     use core::sync::atomic::Ordering::Relaxed;
-    let sample = u32::try_from(nanos).unwrap_or(u32::MAX).max(1);
+    let sample = stored_nanos(u128::from(nanos));
     let estimate = measured::WAITER_CPU_NANOS.load(Relaxed);
     measured::WAITER_CPU_NANOS.store(next_estimate(estimate, sample), Relaxed);
 }
@@ -244,7 +244,7 @@ fn measure_pause_and_yield() -> (u32, u32) {
         super::backoff::pause(64);
         pauses = pauses.min(start.elapsed().as_nanos());
     }
-    let pauses = u32::try_from(pauses).unwrap_or(u32::MAX).max(1);
+    let pauses = stored_nanos(pauses);
     let yielded = yield_cpu_nanos();
     measured::PAUSES_64_NANOS.store(pauses, Relaxed);
     measured::YIELD_NANOS.store(yielded, Relaxed);
@@ -268,7 +268,13 @@ pub fn yield_cpu_nanos() -> u32 {
         yielded = yielded.min(after.saturating_sub(before));
         clock_read = clock_read.min(again.saturating_sub(after));
     }
-    let nanos = yielded.saturating_sub(clock_read);
+    stored_nanos(u128::from(yielded.saturating_sub(clock_read)))
+}
+
+/// A reading in ns as the statics keep it: at least 1 (0 means none yet),
+/// at most `u32::MAX`.
+#[cfg(all(unix, not(loom)))]
+fn stored_nanos(nanos: u128) -> u32 {
     u32::try_from(nanos).unwrap_or(u32::MAX).max(1)
 }
 
