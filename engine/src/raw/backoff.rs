@@ -2,8 +2,9 @@
 //! keeps readers out of an `RwLock` (a pause of about
 //! [`WRITER_BACKOFF_NANOS`], which touches the lock word only when another
 //! writer holds it), timed spins, [`poll_sparsely`], the spin of an RwLock
-//! writer that raised WW and of a channel receive that found its channel
-//! empty, and [`poll_spaced`], the Mutex waiter's first poll.
+//! writer that raised WW, and [`poll_spaced`], the Mutex waiter's first
+//! poll and a channel receive's poll of an empty channel (both as long as
+//! `poll_history` plans).
 //!
 //! A writer that finds the lock taken by readers and at once raises WW (new
 //! readers stay out) turns every reader that comes next into a waiter, and
