@@ -5,9 +5,10 @@
 //!
 //! The same rule sizes a channel receive's poll of an empty channel (the
 //! std-shaped face's `mpsc::Receiver`, keyed by the receiver, within the
-//! compiled [`hardware::POLL_PAUSES`](super::hardware::POLL_PAUSES)): a receiver whose polls find their
-//! message only late waits on a producer slower than itself, and parked it
-//! drains at each wake-up what came meanwhile (`docs/performance-spins.md`).
+//! compiled [`POLL_PAUSES`](super::hardware::POLL_PAUSES)): a receiver
+//! whose polls find their message only late waits on a producer slower
+//! than itself, and parked it drains at each wake-up what came meanwhile
+//! (`docs/performance-spins.md`).
 //!
 //! The budget (rule 1 of [`hardware`]: a spin costs at most the park it
 //! may save) bounds what a poll may cost, not what it should. Temporary
