@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use syncprof_engine::raw::{backoff, hardware};
 
-#[allow(dead_code)]
 #[path = "../benches/support/harness.rs"]
 mod harness;
 use harness::thread_cpu;
