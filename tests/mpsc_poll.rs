@@ -4,7 +4,7 @@
 //! every time spins through every gap between two messages: a core kept
 //! busy for a throughput std's receiver, which parks at once, nearly
 //! matches (`benches/grid.rs`, channel 1 -> 1 with ~1 µs of work per
-//! message: CPU per message 1.29–1.36× std's at 1.20–1.25× its
+//! message: CPU per message 1.29–1.36× std's at 1.20–1.26× its
 //! throughput). Its polls then shorten, as the `Mutex`'s do
 //! (`syncprof_engine::raw::poll_history`), and it parks, draining at each
 //! wake-up what came meanwhile.

@@ -475,7 +475,7 @@ impl<T> Receiver<T> {
         // Parked instead, it drains at each wake-up what came meanwhile, one
         // park for several messages. Measured (`benches/grid.rs`, channel
         // 1 -> 1 with ~1 µs of work per message, 2026-12-05):
-        // CPU per message 1.29–1.36× std's at 1.20–1.25× its throughput
+        // CPU per message 1.29–1.36× std's at 1.20–1.26× its throughput
         // with a full poll every time; with the rule 0.96–1.06× its CPU at
         // 0.97–1.04× its throughput (docs/performance-spins.md).
         let plan = poll_history::plan(self.history_key(), hardware::POLL_PAUSES);
