@@ -647,3 +647,78 @@ fn a_fast_path_lock_passes_waiters_only_while_the_lock_is_free() {
     assert!(barges > 0, "no fast-path lock passed a parked waiter");
     eprintln!("loom: {barges} fast-path locks passed a parked waiter");
 }
+
+/// Two writers parked behind a held write lock; the holder unlocks (waking
+/// one writer to compete, which is to set WP again), takes the write lock
+/// again before that one runs and unlocks again: that unlock wakes nobody,
+/// and still every writer gets the lock (a writer left parked deadlocks the
+/// model).
+#[test]
+fn a_write_unlock_while_a_woken_writer_has_yet_to_compete_wakes_nobody_and_loses_no_writer() {
+    let skips = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let total = skips.clone();
+    let (runs, parked) = model(2, move || {
+        syncprof::__loom::reset(true);
+        let lock = Arc::new(RwLock::new(0));
+        let held = lock.write().unwrap();
+        let writers: Vec<_> = (0..2)
+            .map(|_| {
+                let l = lock.clone();
+                thread::spawn(move || *l.write().unwrap() += 1)
+            })
+            .collect();
+        while syncprof::__loom::queued() < 2 {
+            thread::yield_now();
+        }
+        drop(held);
+        *lock.write().unwrap() += 1;
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert_eq!(*lock.read().unwrap(), 3);
+        total.fetch_add(syncprof::__loom::quiet_unlocks(), SeqCst);
+    });
+    let skips = skips.load(SeqCst);
+    assert!(
+        parked > 0 && runs > 0,
+        "{parked} of {runs} executions parked"
+    );
+    assert!(
+        skips > 0,
+        "no write unlock ever left a parked writer to the woken one"
+    );
+    eprintln!("loom: {skips} write unlocks woke nobody with threads parked");
+}
+
+/// Two writers parked behind a reader; the reader leaves (waking one writer,
+/// with WW kept so that readers stay out while it is on its way) and reads
+/// again: it waits behind WW (parking, woken by a writer's unlock), and
+/// every thread finishes.
+#[test]
+fn the_last_reader_out_wakes_one_writer_and_a_reader_behind_it_still_gets_in() {
+    let (runs, parked) = model(1, || {
+        syncprof::__loom::reset(true);
+        let lock = Arc::new(RwLock::new(0));
+        let held = lock.read().unwrap();
+        let writers: Vec<_> = (0..2)
+            .map(|_| {
+                let l = lock.clone();
+                thread::spawn(move || *l.write().unwrap() += 1)
+            })
+            .collect();
+        while syncprof::__loom::queued() < 2 {
+            thread::yield_now();
+        }
+        drop(held);
+        let seen = *lock.read().unwrap();
+        assert!(seen <= 2);
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert_eq!(*lock.read().unwrap(), 2);
+    });
+    assert!(
+        parked > 0 && runs > 0,
+        "{parked} of {runs} executions parked"
+    );
+}

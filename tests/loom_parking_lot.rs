@@ -397,3 +397,34 @@ fn a_fair_unlock_while_a_woken_waiter_owes_the_parked_bit_loses_no_waiter() {
     );
     eprintln!("loom: {quiet} unlocks woke nobody with threads parked");
 }
+
+/// Two writers parked behind a held write lock, one of them with a deadline;
+/// the unlock wakes one to compete (owing WP): whether the woken one takes
+/// the lock or times out, the other is never left parked without a waker,
+/// and the lock ends free with nobody queued.
+#[test]
+fn a_woken_writer_that_times_out_leaves_no_writer_behind() {
+    let _ = model(2, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        let (s1, s2) = (state.clone(), state.clone());
+        state.0.lock(Mode::Write);
+        let timed = thread::spawn(move || {
+            if s1.0.lock_timed(Mode::Write) {
+                s1.1.enter(Mode::Write);
+                s1.1.leave(Mode::Write);
+                // SAFETY: write lock held.
+                unsafe { s1.0.unlock_write(false) };
+            }
+        });
+        let plain = thread::spawn(move || visit(&s2.0, &s2.1, Mode::Write));
+        while syncprof::__loom::queued() < 1 {
+            thread::yield_now();
+        }
+        // SAFETY: write lock held.
+        unsafe { state.0.unlock_write(false) };
+        timed.join().unwrap();
+        plain.join().unwrap();
+        assert_free(&state.0);
+    });
+}

@@ -75,8 +75,9 @@ pub mod __loom {
         stub::FAST_PAST_PARKED.store(0, SeqCst);
     }
 
-    /// Mutex unlocks that woke nobody though threads were parked (a waiter
-    /// woken earlier was to set PARKED_BIT again), since the last [`reset`].
+    /// Mutex and RwLock write unlocks that woke nobody though threads were
+    /// parked (a waiter woken earlier was to set PARKED_BIT or WP again),
+    /// since the last [`reset`].
     pub fn quiet_unlocks() -> u64 {
         stub::QUIET_UNLOCKS.load(SeqCst)
     }

@@ -87,8 +87,12 @@ pub struct RawRwLock {
     /// A reader may join when W and WW are clear; a writer may take the lock
     /// when W and the readers are clear. WP and RP are set by a waiter
     /// before it parks and cleared only under their queue's lock (when it
-    /// empties), so a parked thread always has a waker: every unlock that
-    /// sees a parked bit wakes that queue (all readers; one writer). Readers
+    /// empties, or, for WP, when an unlock wakes one writer to compete
+    /// while others stay parked: the woken writer owes WP, and sets it again
+    /// with the lock or before it parks again, as the mutex's woken waiter
+    /// owes PARKED_BIT), so a parked thread always has a waker: every unlock
+    /// that sees a parked bit wakes that queue (all readers; one writer),
+    /// and meanwhile no unlock wakes a second writer. Readers
     /// that starve behind writers get the lock handed to them by a write
     /// unlock (taken in the unpark callback only if no writer holds it).
     ///
@@ -365,8 +369,14 @@ impl RawRwLock {
     #[doc(hidden)]
     pub unsafe fn write_unlock_fast(&self) -> bool {
         owner::released(self.reader_key());
-        self.state
+        let quiet = self
+            .state
             .compare_exchange(WRITER, 0, Release, Relaxed)
-            .is_ok()
+            .is_ok();
+        #[cfg(loom)]
+        if quiet && super::shim::loom_queued_now() > 0 {
+            super::shim::profile::QUIET_UNLOCKS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        quiet
     }
 }

@@ -239,7 +239,9 @@ impl RawRwLock {
 
     /// Wakes the head writer to compete (or hands it the lock, if it is
     /// starving and the lock is free), charging its wait and the queued
-    /// writers' by the N-waiter rule. Clears WP when the queue empties.
+    /// writers' by the N-waiter rule. Clears WP when the queue empties, and
+    /// when it wakes a writer to compete while others stay parked (the woken
+    /// writer owes it: see the state table).
     ///
     /// WW: with `keep_out` (the readers inside drained for this writer), WW
     /// stays while a woken writer is on its way, so that new readers do not
@@ -293,6 +295,17 @@ impl RawRwLock {
                 let mut clear = 0;
                 if !result.have_more_threads {
                     clear |= WRITER_PARKED;
+                } else if result.unparked_threads > 0 {
+                    // Woken to compete while other writers stay parked: the
+                    // woken writer sets WP again as it takes the lock or
+                    // before it parks again, and until then unlocks wake no
+                    // other writer (the Mutex's rule, see its state table).
+                    // Waking one per unlock while the last woken was still
+                    // on its way, each mostly to find the lock retaken and
+                    // park again, made 50%-read ~5 µs sections cost
+                    // 1.7-2.0x `std`'s CPU (docs/performance-spins.md).
+                    clear |= WRITER_PARKED;
+                    token = charge::owing_parked(token);
                 }
                 if !keep_out || result.unparked_threads == 0 {
                     clear |= WRITER_WAITING;

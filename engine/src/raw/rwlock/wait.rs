@@ -103,8 +103,13 @@ impl RawRwLock {
         let mut backed_off = false;
         let mut contended = SpinWait::new();
         let mut state = self.state.load(Relaxed);
+        // Whether this writer was woken by an unlock that cleared WP for it
+        // to set again (`charge::owes_parked`): it sets WP with the lock, or
+        // with WW before it parks again.
+        let mut owes = false;
         loop {
             if let Some(next) = mode.take(state) {
+                let next = if owes { next | WRITER_PARKED } else { next };
                 match self
                     .state
                     .compare_exchange_weak(state, next, Acquire, Relaxed)
@@ -225,6 +230,8 @@ impl RawRwLock {
                     continue;
                 }
             }
+            // The flags are set: whoever clears WP now wakes a writer.
+            owes = false;
             let token = charge::park_token(wait_from, profile::mutex_profiling_on(), starving);
             // Park only while someone is bound to wake us: our parked bit is
             // set (every unlock that sees it wakes our queue) and the lock is
@@ -262,6 +269,7 @@ impl RawRwLock {
                 // Woken to compete: a further charge starts where the
                 // unlocker's stopped.
                 ParkResult::Unparked(token) => {
+                    owes = writer && charge::owes_parked(token);
                     if let Some(tick) = charge::woken_at(token, profile::now()) {
                         wait_from = tick;
                     }
