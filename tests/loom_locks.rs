@@ -583,6 +583,20 @@ fn two_parked_then_released() -> (Guarded, Vec<thread::JoinHandle<()>>) {
     (state, waiters)
 }
 
+/// Asserts that a model parked and that some `unlock` (of `skips` in all)
+/// woke nobody while threads were parked, leaving them to a woken one.
+fn assert_quiet_unlocks(runs: usize, parked: usize, skips: u64, unlock: &str) {
+    assert!(
+        parked > 0 && runs > 0,
+        "{parked} of {runs} executions parked"
+    );
+    assert!(
+        skips > 0,
+        "no {unlock} ever left a parked waiter to the woken one"
+    );
+    eprintln!("loom: {skips} {unlock}s woke nobody with threads parked");
+}
+
 /// Two waiters parked; the holder unlocks (waking one to compete, which is
 /// to set PARKED_BIT again), takes the lock again before that one runs and
 /// unlocks again: that unlock wakes nobody, and still every thread gets the
@@ -602,16 +616,7 @@ fn an_unlock_while_a_woken_waiter_has_yet_to_compete_wakes_nobody_and_loses_no_w
         assert_eq!(*state.0.lock().unwrap(), 3);
         total.fetch_add(syncprof::__loom::quiet_unlocks(), SeqCst);
     });
-    let skips = skips.load(SeqCst);
-    assert!(
-        parked > 0 && runs > 0,
-        "{parked} of {runs} executions parked"
-    );
-    assert!(
-        skips > 0,
-        "no unlock ever left a parked waiter to the woken one"
-    );
-    eprintln!("loom: {skips} unlocks woke nobody with threads parked");
+    assert_quiet_unlocks(runs, parked, skips.load(SeqCst), "unlock");
 }
 
 /// As above, and a third thread arrives while the holder has taken the lock
@@ -648,6 +653,21 @@ fn a_fast_path_lock_passes_waiters_only_while_the_lock_is_free() {
     eprintln!("loom: {barges} fast-path locks passed a parked waiter");
 }
 
+/// Two threads that each add 1 under `lock`'s write lock, returned once
+/// both are parked behind the lock this thread holds.
+fn two_writers_parked(lock: &Arc<RwLock<usize>>) -> Vec<thread::JoinHandle<()>> {
+    let writers = (0..2)
+        .map(|_| {
+            let l = lock.clone();
+            thread::spawn(move || *l.write().unwrap() += 1)
+        })
+        .collect();
+    while syncprof::__loom::queued() < 2 {
+        thread::yield_now();
+    }
+    writers
+}
+
 /// Two writers parked behind a held write lock; the holder unlocks (waking
 /// one writer to compete, which is to set WP again), takes the write lock
 /// again before that one runs and unlocks again: that unlock wakes nobody,
@@ -661,15 +681,7 @@ fn a_write_unlock_while_a_woken_writer_has_yet_to_compete_wakes_nobody_and_loses
         syncprof::__loom::reset(true);
         let lock = Arc::new(RwLock::new(0));
         let held = lock.write().unwrap();
-        let writers: Vec<_> = (0..2)
-            .map(|_| {
-                let l = lock.clone();
-                thread::spawn(move || *l.write().unwrap() += 1)
-            })
-            .collect();
-        while syncprof::__loom::queued() < 2 {
-            thread::yield_now();
-        }
+        let writers = two_writers_parked(&lock);
         drop(held);
         *lock.write().unwrap() += 1;
         for w in writers {
@@ -678,16 +690,7 @@ fn a_write_unlock_while_a_woken_writer_has_yet_to_compete_wakes_nobody_and_loses
         assert_eq!(*lock.read().unwrap(), 3);
         total.fetch_add(syncprof::__loom::quiet_unlocks(), SeqCst);
     });
-    let skips = skips.load(SeqCst);
-    assert!(
-        parked > 0 && runs > 0,
-        "{parked} of {runs} executions parked"
-    );
-    assert!(
-        skips > 0,
-        "no write unlock ever left a parked writer to the woken one"
-    );
-    eprintln!("loom: {skips} write unlocks woke nobody with threads parked");
+    assert_quiet_unlocks(runs, parked, skips.load(SeqCst), "write unlock");
 }
 
 /// Two writers parked behind a reader; the reader leaves (waking one writer,
@@ -700,15 +703,7 @@ fn the_last_reader_out_wakes_one_writer_and_a_reader_behind_it_still_gets_in() {
         syncprof::__loom::reset(true);
         let lock = Arc::new(RwLock::new(0));
         let held = lock.read().unwrap();
-        let writers: Vec<_> = (0..2)
-            .map(|_| {
-                let l = lock.clone();
-                thread::spawn(move || *l.write().unwrap() += 1)
-            })
-            .collect();
-        while syncprof::__loom::queued() < 2 {
-            thread::yield_now();
-        }
+        let writers = two_writers_parked(&lock);
         drop(held);
         let seen = *lock.read().unwrap();
         assert!(seen <= 2);
