@@ -81,6 +81,18 @@ impl Inside {
 /// Takes the lock in `mode`, checks the exclusion, releases.
 fn visit(lock: &RawRwLock, inside: &Inside, mode: Mode) {
     lock.lock(mode);
+    check_and_release(lock, inside, mode);
+}
+
+/// As [`visit`], with a deadline: does nothing if the wait timed out.
+fn visit_timed(lock: &RawRwLock, inside: &Inside, mode: Mode) {
+    if lock.lock_timed(mode) {
+        check_and_release(lock, inside, mode);
+    }
+}
+
+/// Checks the exclusion of the lock held in `mode`, releases it.
+fn check_and_release(lock: &RawRwLock, inside: &Inside, mode: Mode) {
     inside.enter(mode);
     inside.leave(mode);
     // SAFETY: held in `mode` just above.
@@ -275,14 +287,7 @@ fn a_timed_out_upgradable_waiter_leaves_its_queue() {
         let state = Arc::new((RawRwLock::new(), Inside::new()));
         let s1 = state.clone();
         state.0.lock(Mode::Upgradable);
-        let u = thread::spawn(move || {
-            if s1.0.lock_timed(Mode::Upgradable) {
-                s1.1.enter(Mode::Upgradable);
-                s1.1.leave(Mode::Upgradable);
-                // SAFETY: upgradable held.
-                unsafe { s1.0.unlock_upgradable(false) };
-            }
-        });
+        let u = thread::spawn(move || visit_timed(&s1.0, &s1.1, Mode::Upgradable));
         // SAFETY: upgradable held.
         unsafe { state.0.unlock_upgradable(false) };
         u.join().unwrap();
@@ -331,14 +336,7 @@ fn a_timed_out_reader_leaves_its_queue() {
         let state = Arc::new((RawRwLock::new(), Inside::new()));
         let (s1, s2) = (state.clone(), state.clone());
         state.0.lock(Mode::Write);
-        let timed = thread::spawn(move || {
-            if s1.0.lock_timed(Mode::Read) {
-                s1.1.enter(Mode::Read);
-                s1.1.leave(Mode::Read);
-                // SAFETY: read held.
-                unsafe { s1.0.unlock_read(false) };
-            }
-        });
+        let timed = thread::spawn(move || visit_timed(&s1.0, &s1.1, Mode::Read));
         let reader = thread::spawn(move || visit(&s2.0, &s2.1, Mode::Read));
         // SAFETY: write held.
         unsafe { state.0.unlock_write(false) };
@@ -409,14 +407,7 @@ fn a_woken_writer_that_times_out_leaves_no_writer_behind() {
         let state = Arc::new((RawRwLock::new(), Inside::new()));
         let (s1, s2) = (state.clone(), state.clone());
         state.0.lock(Mode::Write);
-        let timed = thread::spawn(move || {
-            if s1.0.lock_timed(Mode::Write) {
-                s1.1.enter(Mode::Write);
-                s1.1.leave(Mode::Write);
-                // SAFETY: write lock held.
-                unsafe { s1.0.unlock_write(false) };
-            }
-        });
+        let timed = thread::spawn(move || visit_timed(&s1.0, &s1.1, Mode::Write));
         let plain = thread::spawn(move || visit(&s2.0, &s2.1, Mode::Write));
         while syncprof::__loom::queued() < 1 {
             thread::yield_now();
