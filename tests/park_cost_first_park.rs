@@ -1,5 +1,6 @@
-//! The Mutex's poll is sized from a yield's cost, measured once per
-//! process at its first park (`syncprof_engine::raw::park_cost`). That
+//! The Mutex's poll is sized from a yield's cost, measured first at the
+//! process's first park (`syncprof_engine::raw::park_cost`; later sampled
+//! parks read one more yield each, and the least reading stands). That
 //! first park often comes in a burst, many threads to a core (a pool
 //! starting up). A yield timed by the wall clock there lasts other threads'
 //! time slices (31–110 µs in the median on the 2-vCPU VM, 16 and 32

@@ -22,25 +22,32 @@
 //!   a ~0.8 µs park). The waker's `futex` wake costs about as much again,
 //!   so a park's CPU is taken as twice the waiter's. Each clock read is a
 //!   system call (~180 ns on the Xeon VM), so a thread measures its first
-//!   park and then one in [`SAMPLE_EVERY`]: ~6 ns a park on average.
+//!   park and then one in [`SAMPLE_EVERY`]: ~6 ns a park on average,
+//!   ~17 ns with the yield each such park also reads (below: one yield and
+//!   three clock reads).
 //!   The process keeps the median of the samples, moving its estimate by a
 //!   16th towards each one (a relaxed load and store: a sample lost to a
 //!   race is one sample fewer).
-//! - **A pause and a yield**, once per process, when the first park has
-//!   been measured: the minimum of four trials of 64 pauses by `Instant`,
-//!   and of four yields by the thread's CPU clock (less one read of that
+//! - **A pause and a yield**, first when the first park has been
+//!   measured: the minimum of four trials of 64 pauses by `Instant`, and
+//!   of four yields by the thread's CPU clock (less one read of that
 //!   clock, measured alike). That costs a few µs once, in a thread about
 //!   to park. The yield is its own CPU, as [`hardware::YIELD_NANOS`] is
 //!   ("with nothing else to run"), not the time until the thread runs
 //!   again: a yield timed by `Instant` while other threads wait for the
-//!   core lasts their time slices, and this one reading sizes the poll for
-//!   the rest of the process. Timed so (until 2026-12-05), two runs of the
-//!   grid's 16-thread Mutex cell alone read 193 ns and 107,570 ns: the
-//!   second process polled 0 pauses for good, the first ~260. The grid's
-//!   Condvar queue with ~1 µs sections and work between, at 4–32 threads,
-//!   read 0.78–0.83× the better peer where yields timed so cut the poll to
-//!   0–27 pauses, against 0.96–1.01× with ~270 (`docs/performance-spins.md`).
-//!
+//!   core lasts their time slices. Timed so (until 2026-12-05), two runs
+//!   of the grid's 16-thread Mutex cell alone read 193 ns and 107,570 ns:
+//!   the second process polled 0 pauses for good, the first ~260. The
+//!   grid's Condvar queue with ~1 µs sections and work between, at 4–32
+//!   threads, read 0.78–0.83× the better peer where yields timed so cut
+//!   the poll to 0–27 pauses, against 0.96–1.01× with ~270
+//!   (`docs/performance-spins.md`). Even by the CPU clock, a yield that
+//!   switches to a ready thread reads the switch (~0.6–0.85 µs on the Xeon
+//!   VM, ~0.2 µs without), and the first contention of a process is a
+//!   burst of ready threads: so every sampled park (see below) reads one
+//!   more yield, and the process keeps the least reading (until
+//!   2026-12-06 the first reading stood, and processes of one benchmark
+//!   polled 263 pauses or 0–41 by it).
 //! # The budget
 //!
 //! The spin before a Mutex waiter's first park is the poll, then
@@ -87,6 +94,12 @@ mod measured {
     /// measurement stores values as good: Relaxed.
     pub static PAUSES_64_NANOS: AtomicU32 = AtomicU32::new(0);
     pub static YIELD_NANOS: AtomicU32 = AtomicU32::new(0);
+    /// The least CPU a yield and one clock read have read together, and
+    /// the least one clock read alone has, over every reading of the
+    /// process, in ns (`u32::MAX` until the first): [`YIELD_NANOS`] is the
+    /// first less the second.
+    pub static YIELD_AND_READ_NANOS: AtomicU32 = AtomicU32::new(u32::MAX);
+    pub static READ_NANOS: AtomicU32 = AtomicU32::new(u32::MAX);
 
     /// The calling thread's CPU time in ns.
     pub fn thread_cpu_nanos() -> u64 {
@@ -123,6 +136,9 @@ pub fn before_park() -> Option<Sample> {
                 n == 0
             })
             .unwrap_or(false);
+        if due {
+            sample_yield();
+        }
         due.then(|| Sample(measured::thread_cpu_nanos()))
     }
     #[cfg(not(all(unix, not(loom))))]
@@ -245,9 +261,8 @@ fn measure_pause_and_yield() -> (u32, u32) {
         pauses = pauses.min(start.elapsed().as_nanos());
     }
     let pauses = stored_nanos(pauses);
-    let yielded = yield_cpu_nanos();
+    let yielded = note_yield_readings(4);
     measured::PAUSES_64_NANOS.store(pauses, Relaxed);
-    measured::YIELD_NANOS.store(yielded, Relaxed);
     (pauses, yielded)
 }
 
@@ -257,10 +272,57 @@ fn measure_pause_and_yield() -> (u32, u32) {
 #[cfg(all(unix, not(loom)))]
 #[doc(hidden)]
 pub fn yield_cpu_nanos() -> u32 {
+    let (yield_and_read, read) = yield_readings(4);
+    stored_nanos(u128::from(yield_and_read.saturating_sub(read)))
+}
+
+/// One more reading of the yield, by a thread about to park (its first park
+/// and one in [`SAMPLE_EVERY`]) once the first has been taken: the process
+/// keeps the least read yet. A yield that found another thread ready to
+/// run reads its switch out and back in too (~0.6–0.85 µs on the Xeon VM,
+/// against ~0.2 µs with nothing else to run), and the first reading, taken
+/// in the burst of a process's first contention, is often one: processes
+/// of one benchmark polled 263 pauses or 0–41 by which the first reading
+/// was (2026-12-06). The yield costs the thread nothing it would not lose
+/// in the park it is about to make.
+#[cfg(all(unix, not(loom)))]
+#[cold]
+fn sample_yield() {
+    use core::sync::atomic::Ordering::Relaxed;
+    if measured::YIELD_NANOS.load(Relaxed) != 0 {
+        note_yield_readings(1);
+    }
+}
+
+/// Takes `trials` readings of a yield and of a clock read, keeps the least
+/// of each over the process's readings, and stores and returns the yield's
+/// CPU they give. The two minima are kept apart, as in
+/// [`yield_cpu_nanos`]: a single reading less a single read is mostly the
+/// clock's noise (it read 0 ns in most processes).
+#[cfg(all(unix, not(loom)))]
+fn note_yield_readings(trials: u32) -> u32 {
+    use core::sync::atomic::Ordering::Relaxed;
+    let (yield_and_read, read) = yield_readings(trials);
+    let clamp = |nanos: u64| u32::try_from(nanos).unwrap_or(u32::MAX);
+    let yield_and_read = measured::YIELD_AND_READ_NANOS
+        .fetch_min(clamp(yield_and_read), Relaxed)
+        .min(clamp(yield_and_read));
+    let read = measured::READ_NANOS
+        .fetch_min(clamp(read), Relaxed)
+        .min(clamp(read));
+    let yielded = stored_nanos(u128::from(yield_and_read.saturating_sub(read)));
+    measured::YIELD_NANOS.store(yielded, Relaxed);
+    yielded
+}
+
+/// Over `trials` tries, the least CPU one yield and one read of the
+/// thread's CPU clock took together, and the least one read alone took.
+#[cfg(all(unix, not(loom)))]
+fn yield_readings(trials: u32) -> (u64, u64) {
     use measured::thread_cpu_nanos;
     let mut yielded = u64::MAX;
     let mut clock_read = u64::MAX;
-    for _ in 0..4 {
+    for _ in 0..trials {
         let before = thread_cpu_nanos();
         std::thread::yield_now();
         let after = thread_cpu_nanos();
@@ -268,7 +330,7 @@ pub fn yield_cpu_nanos() -> u32 {
         yielded = yielded.min(after.saturating_sub(before));
         clock_read = clock_read.min(again.saturating_sub(after));
     }
-    stored_nanos(u128::from(yielded.saturating_sub(clock_read)))
+    (yielded, clock_read)
 }
 
 /// A reading in ns as the statics keep it: at least 1 (0 means none yet),
@@ -341,6 +403,31 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    /// The first reading of the yield, taken in a burst, read the switch to
+    /// another thread (here: 20 µs, as a wall clock would): the later parks'
+    /// readings bring it down to the yield's own CPU.
+    #[test]
+    fn a_yield_read_high_at_first_comes_down_with_later_parks() {
+        use core::sync::atomic::Ordering::Relaxed;
+        let _ = pause_and_yield_nanos();
+        measured::YIELD_AND_READ_NANOS.store(20_000, Relaxed);
+        measured::YIELD_NANOS.store(20_000, Relaxed);
+        for _ in 0..4 {
+            // A new thread's first park is sampled.
+            std::thread::spawn(|| {
+                let _ = before_park();
+            })
+            .join()
+            .unwrap();
+        }
+        let now = measured::YIELD_NANOS.load(Relaxed);
+        assert!(now < 20_000, "still {now} ns after four sampled parks");
+        assert!(
+            now <= yield_cpu_nanos().saturating_mul(4).max(2_000),
+            "{now} ns"
+        );
     }
 
     #[test]
