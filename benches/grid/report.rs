@@ -1,15 +1,12 @@
 //! One cell's figures from its rounds, the targets it misses, the markdown
 //! table's rows and the summary.
 
-use super::harness::{Slice, median};
+use super::harness::{Slice, median, paired_interval};
 use super::{VARIANTS, Variant};
 
 /// A median of per-round ratios with its distribution-free confidence
-/// interval: the order statistics around the median that cover it with
-/// probability at least 95% (96.1% with 9 rounds: the 2nd and 8th of 9;
-/// with 5 or fewer rounds, the lowest and highest, which cover it with
-/// 1 − 2 / 2ⁿ: 93.8% with 5, 75% with 3). A target is missed *beyond
-/// noise* when the whole interval is on the wrong side of it.
+/// interval ([`paired_interval`]). A target is missed *beyond noise* when
+/// the whole interval is on the wrong side of it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Ratio {
     pub(super) median: f64,
@@ -20,14 +17,8 @@ pub(super) struct Ratio {
 impl Ratio {
     /// The median of `a[i] / b[i]` over the rounds, with its interval.
     fn paired(a: &[f64], b: &[f64]) -> Ratio {
-        let mut xs: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
-        xs.sort_by(f64::total_cmp);
-        let k = interval_rank(xs.len());
-        Ratio {
-            median: xs[xs.len() / 2],
-            low: xs[k - 1],
-            high: xs[xs.len() - k],
-        }
+        let (median, low, high) = paired_interval(a, b);
+        Ratio { median, low, high }
     }
 
     /// Missed beyond noise: the whole interval below `floor`.
@@ -39,25 +30,6 @@ impl Ratio {
     fn surely_above(&self, ceiling: f64) -> bool {
         self.low > ceiling
     }
-}
-
-/// The rank `k` (1-based) of the order statistics `x(k)` and `x(n+1-k)`
-/// that bound a 95% interval for the median of `n` samples: the largest `k`
-/// with P(Binomial(n, ½) ≤ k − 1) ≤ 2.5%, at least 1.
-fn interval_rank(n: usize) -> usize {
-    // term = P(X = j), cdf = P(X <= j), for X ~ Binomial(n, 1/2).
-    let mut term = 0.5f64.powi(n as i32);
-    let mut cdf = term;
-    let mut k = 1;
-    for j in 1..n {
-        term *= (n - j + 1) as f64 / j as f64;
-        cdf += term;
-        if cdf > 0.025 {
-            break;
-        }
-        k = j + 1;
-    }
-    k
 }
 
 /// A cell's name (shape, critical section, threads, work between sections).

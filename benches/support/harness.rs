@@ -47,6 +47,39 @@ pub fn paired(a: &[f64], b: &[f64]) -> f64 {
     median(a.iter().zip(b).map(|(a, b)| a / b).collect())
 }
 
+/// The median over rounds of `a[r] / b[r]` with its distribution-free
+/// confidence interval: `(median, low, high)`, where `low` and `high` are the
+/// order statistics around the median that cover it with probability at
+/// least 95% (96.1% with 9 rounds: the 2nd and 8th of 9; 97.3% with 21: the
+/// 6th and 16th; with 5 or fewer rounds, the lowest and highest, which cover
+/// it with 1 − 2 / 2ⁿ: 93.8% with 5, 75% with 3).
+pub fn paired_interval(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
+    let mut xs: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
+    assert!(!xs.is_empty(), "a paired ratio needs at least one round");
+    xs.sort_by(f64::total_cmp);
+    let k = interval_rank(xs.len());
+    (xs[xs.len() / 2], xs[k - 1], xs[xs.len() - k])
+}
+
+/// The rank `k` (1-based) of the order statistics `x(k)` and `x(n+1-k)`
+/// that bound a 95% interval for the median of `n` samples: the largest `k`
+/// with P(Binomial(n, ½) ≤ k − 1) ≤ 2.5%, at least 1.
+pub fn interval_rank(n: usize) -> usize {
+    // term = P(X = j), cdf = P(X <= j), for X ~ Binomial(n, 1/2).
+    let mut term = 0.5f64.powi(n as i32);
+    let mut cdf = term;
+    let mut k = 1;
+    for j in 1..n {
+        term *= (n - j + 1) as f64 / j as f64;
+        cdf += term;
+        if cdf > 0.025 {
+            break;
+        }
+        k = j + 1;
+    }
+    k
+}
+
 /// Recurses `depth` frames, then runs `f` at the bottom.
 #[inline(never)]
 pub fn at_depth(depth: usize, f: &mut dyn FnMut()) {
