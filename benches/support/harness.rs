@@ -44,7 +44,7 @@ pub fn median(mut xs: Vec<f64>) -> f64 {
 /// The median over rounds of `a[r] / b[r]`: each ratio compares two runs made
 /// close together, so drift in the machine's speed cancels out.
 pub fn paired(a: &[f64], b: &[f64]) -> f64 {
-    median(a.iter().zip(b).map(|(a, b)| a / b).collect())
+    paired_interval(a, b).0
 }
 
 /// The median over rounds of `a[r] / b[r]` with its distribution-free
@@ -64,7 +64,7 @@ pub fn paired_interval(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
 /// The rank `k` (1-based) of the order statistics `x(k)` and `x(n+1-k)`
 /// that bound a 95% interval for the median of `n` samples: the largest `k`
 /// with P(Binomial(n, ½) ≤ k − 1) ≤ 2.5%, at least 1.
-pub fn interval_rank(n: usize) -> usize {
+fn interval_rank(n: usize) -> usize {
     // term = P(X = j), cdf = P(X <= j), for X ~ Binomial(n, 1/2).
     let mut term = 0.5f64.powi(n as i32);
     let mut cdf = term;
