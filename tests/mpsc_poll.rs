@@ -30,7 +30,7 @@ fn full_poll() -> Duration {
     (0..21)
         .map(|_| {
             let start = Instant::now();
-            let found = backoff::poll_spaced(hardware::POLL_PAUSES, hardware::POLL_STEP, |_| {
+            let found = backoff::poll_spaced(hardware::POLL_PAUSES, 1, hardware::POLL_STEP, |_| {
                 rx.try_recv().ok()
             });
             assert_eq!(found, None);

@@ -480,7 +480,7 @@ impl<T> Receiver<T> {
         // 0.97–1.04× its throughput (docs/performance-spins.md).
         let plan = poll_history::plan(self.history_key(), hardware::POLL_PAUSES);
         let mut outcome = Outcome::RanOut;
-        let polled = backoff::poll_spaced(plan.pauses, hardware::POLL_STEP, |spent| {
+        let polled = backoff::poll_spaced(plan.pauses, 1, hardware::POLL_STEP, |spent| {
             match self.inner.try_recv() {
                 Ok(t) => {
                     outcome = Outcome::Free(spent);

@@ -71,26 +71,28 @@ const POLL_STEP: u32 = hardware::POLL_STEP;
 #[inline]
 #[doc(hidden)]
 pub fn poll_sparsely<R>(mut poll: impl FnMut() -> Option<R>) -> Option<R> {
-    poll_spaced(POLL_PAUSES, POLL_STEP, |_| poll())
+    poll_spaced(POLL_PAUSES, 1, POLL_STEP, |_| poll())
 }
 
 /// [`poll_sparsely`] until `pauses` pauses have passed (none for 0), with at
-/// most `max_step` pauses between two polls: the steps double from 1 up to
-/// it. The last poll is the first at or past `pauses`, so the last step may
-/// overshoot: by up to `max_step - 1` pauses, and with doubling steps up to
-/// `2 × pauses - 1` in all. `poll` gets the pauses spent so far. The
-/// Mutex's poll passes `u32::MAX`, an exponential back-off (see
+/// most `max_step` pauses between two polls: the steps double from
+/// `first_step` (at least 1) up to it. The last poll is the first at or
+/// past `pauses`, so the last step may overshoot: by up to `max_step - 1`
+/// pauses, and with doubling steps up to `2 × pauses - 1` in all. `poll`
+/// gets the pauses spent so far. The Mutex's poll passes `u32::MAX`, an
+/// exponential back-off, and a first step that `poll_history` plans (see
 /// `raw::mutex`).
 #[inline]
 #[doc(hidden)]
 pub fn poll_spaced<R>(
     pauses: u32,
+    first_step: u32,
     max_step: u32,
     mut poll: impl FnMut(u32) -> Option<R>,
 ) -> Option<R> {
     #[cfg(not(loom))]
     {
-        let mut step = 1u32;
+        let mut step = first_step.clamp(1, max_step.max(1));
         let mut spent = 0u32;
         while spent < pauses {
             pause(step);
@@ -104,7 +106,7 @@ pub fn poll_spaced<R>(
     }
     #[cfg(loom)]
     {
-        let _ = (pauses, max_step, &mut poll);
+        let _ = (pauses, first_step, max_step, &mut poll);
         None
     }
 }
@@ -289,6 +291,33 @@ mod tests {
             reads, 3,
             "it reads on until the first read that finds it free"
         );
+    }
+
+    /// The pauses spent at each read of a poll that never finds.
+    fn reads(pauses: u32, first_step: u32, max_step: u32) -> Vec<u32> {
+        let mut at = Vec::new();
+        let found: Option<()> = poll_spaced(pauses, first_step, max_step, |spent| {
+            at.push(spent);
+            None
+        });
+        assert_eq!(found, None);
+        at
+    }
+
+    #[test]
+    fn spaced_polls_double_their_steps_from_the_first_one_up_to_the_cap() {
+        assert_eq!(reads(100, 1, 16), [1, 3, 7, 15, 31, 47, 63, 79, 95, 111]);
+        assert_eq!(
+            reads(256, 1, u32::MAX),
+            [1, 3, 7, 15, 31, 63, 127, 255, 511]
+        );
+        // The Mutex's poll once its finds come late: no read before one
+        // line transfer, and none closer than one after it.
+        assert_eq!(reads(256, 16, u32::MAX), [16, 48, 112, 240, 496]);
+        assert_eq!(reads(0, 16, u32::MAX), Vec::<u32>::new());
+        // A first step past the cap is the cap; 0 is 1.
+        assert_eq!(reads(40, 32, 16), [16, 32, 48]);
+        assert_eq!(reads(2, 0, 16), [1, 3]);
     }
 
     #[test]

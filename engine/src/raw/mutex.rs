@@ -302,12 +302,15 @@ impl RawMutex {
         // capped at 16 or 32 pauses, 1.02–1.04 doubling; see
         // `docs/performance.md`). A poll gets the whole budget while this
         // thread's recent polls of the lock found it free early, an eighth
-        // of it while they found it only late (`poll_history`). The model
+        // of it while they found it only late (`poll_history`); its first
+        // read comes one line transfer in (16, 48, 112, … pauses) while
+        // they found it past two (threads that re-lock at once, whose
+        // early reads only pull the holder's line away). The model
         // checker gains nothing from it (a loop of loads): `poll_spaced`
         // returns at once under loom.
         if state == LOCKED_BIT {
             let plan = poll_history::plan(self.key(), park_cost::mutex_poll_pauses());
-            let found = backoff::poll_spaced(plan.pauses, u32::MAX, |spent| {
+            let found = backoff::poll_spaced(plan.pauses, plan.first_step, u32::MAX, |spent| {
                 state = self.state.load(Relaxed);
                 (state != LOCKED_BIT).then_some(spent)
             });

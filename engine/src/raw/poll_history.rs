@@ -50,6 +50,24 @@
 //! shared line per poll would itself move cache lines between the
 //! waiters' cores.
 //!
+//! # The first read
+//!
+//! A Mutex poll reads the lock word after 1, 3, 7, 15, … pauses, each step
+//! twice the last, and every read pulls the holder's line away (rule 3 of
+//! [`hardware`]). While this thread's finds on the lock come past two line
+//! transfers on average ([`LATE_FINDS`] pauses), the poll's first read
+//! comes one line transfer in ([`POLL_STEP`] pauses; then 48, 112, …).
+//! Temporary counters (`benches/grid.rs`, Intel Xeon VM, 2026-12-06):
+//! where sections end and the lock then sits free (~1 µs sections with
+//! ~1 µs of work between, the Mutex and the Condvar queue), finds came at
+//! 9–16 pauses on average and the early reads are most of them; where
+//! threads re-lock at once (~20 ns sections, no work between), finds came
+//! at 64–71 and the early reads only cost the holder its line, whose next
+//! owner the holder's own re-lock would have been anyway. Late finds keep
+//! the mean past the bound (the first find is at 16); a lock whose finds
+//! come early again brings it down, and its early reads back.
+//!
+//! [`POLL_STEP`]: super::hardware::POLL_STEP
 //! [`park_cost`]: super::park_cost
 //! [`hardware`]: super::hardware
 
@@ -64,6 +82,13 @@ pub const PROBE_EVERY: u32 = 8;
 /// A short poll is the budget shifted right by this much (an eighth).
 #[cfg_attr(loom, allow(dead_code))]
 pub const SHORT_SHIFT: u32 = 3;
+
+/// While the mean find is past this many pauses (two line transfers), a
+/// Mutex poll's first read comes one line transfer ([`POLL_STEP`]) in.
+///
+/// [`POLL_STEP`]: super::hardware::POLL_STEP
+#[cfg_attr(loom, allow(dead_code))]
+pub const LATE_FINDS: u32 = 2 * super::hardware::POLL_STEP;
 
 /// What one lock's polls found, for one thread.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -104,6 +129,10 @@ pub struct Plan {
     /// Pauses the poll may last: for a full poll the whole budget (a
     /// find past it counts as it).
     pub pauses: u32,
+    /// Pauses before the poll's first read: 1, or
+    /// [`POLL_STEP`](super::hardware::POLL_STEP) while the finds come past
+    /// [`LATE_FINDS`] (the Mutex's poll; a channel's keeps its own steps).
+    pub first_step: u32,
     /// The slot whose history the outcome updates, if the poll is a full
     /// one.
     learn_into: Option<usize>,
@@ -131,6 +160,11 @@ fn plan_from(mut history: History, key: usize, budget: u32, slot: usize) -> (Pla
     history.short_polls = if full { 0 } else { history.short_polls + 1 };
     let plan = Plan {
         pauses: if full { budget } else { budget >> SHORT_SHIFT },
+        first_step: if history.mean > LATE_FINDS {
+            super::hardware::POLL_STEP
+        } else {
+            1
+        },
         learn_into: full.then_some(slot),
     };
     (plan, history)
@@ -181,6 +215,7 @@ pub fn plan(key: usize, budget: u32) -> Plan {
             })
             .unwrap_or(Plan {
                 pauses: budget,
+                first_step: 1,
                 learn_into: None,
             })
     }
@@ -189,6 +224,7 @@ pub fn plan(key: usize, budget: u32) -> Plan {
         let _ = (key, budget);
         Plan {
             pauses: 0,
+            first_step: 1,
             learn_into: None,
         }
     }
@@ -269,6 +305,28 @@ mod tests {
             plans.extend(run(&mut history, 64, 1, Outcome::Free(BUDGET)));
         }
         assert!(plans.iter().all(|p| p.pauses == BUDGET));
+    }
+
+    #[test]
+    fn finds_past_two_line_transfers_move_the_first_read_one_transfer_in() {
+        use crate::raw::hardware::POLL_STEP;
+        let mut history = History::EMPTY;
+        let early = run(&mut history, 64, 50, Outcome::Free(9));
+        assert!(early.iter().all(|p| p.first_step == 1));
+        // Finds at ~70 pauses (threads that re-lock at once): the mean
+        // passes LATE_FINDS within a few polls and the first read moves.
+        let late = run(&mut history, 64, 50, Outcome::Free(70));
+        assert!(late[..2].iter().all(|p| p.first_step == 1));
+        assert!(late[10..].iter().all(|p| p.first_step == POLL_STEP));
+        assert!(late.iter().all(|p| p.pauses == BUDGET));
+        // Finds at the first read one transfer in (the lock now sits free
+        // when the poll starts): the mean falls to it, below the bound, and
+        // the early reads come back.
+        let back = run(&mut history, 64, 50, Outcome::Free(POLL_STEP));
+        assert!(back[40..].iter().all(|p| p.first_step == 1));
+        // Another lock in the slot starts over.
+        let other = run(&mut history, 128, 1, Outcome::Free(70));
+        assert_eq!(other[0].first_step, 1);
     }
 
     #[test]
