@@ -162,7 +162,7 @@ const ASSUMED_TICKS_PER_SECOND: f64 = 1e9;
 /// `benches/parking_lot_ratios.rs`' 1%-write rows: 2.1–2.5× → 0.92–1.35×
 /// parking_lot). Watching only while a writer holds it kept those (2.5–3.1×;
 /// 1.33–2.00×) and fixed the first (1.00–1.03×): see
-/// `docs/performance-spins.md`. Under loom: returns `false` at once,
+/// `docs/performance-spins-rwlock.md`. Under loom: returns `false` at once,
 /// `free` never called (a pause is not a state the model could explore).
 #[inline]
 #[doc(hidden)]

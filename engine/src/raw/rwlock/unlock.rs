@@ -303,7 +303,7 @@ impl RawRwLock {
                     // Waking one per unlock while the last woken was still
                     // on its way, each mostly to find the lock retaken and
                     // park again, made 50%-read ~5 µs sections cost
-                    // 1.3-2.1x `std`'s CPU (docs/performance-spins.md).
+                    // 1.3-2.1x `std`'s CPU (docs/performance-spins-rwlock.md).
                     clear |= WRITER_PARKED;
                     token = charge::owing_parked(token);
                 }
