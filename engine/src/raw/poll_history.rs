@@ -1,7 +1,7 @@
 //! How long a Mutex waiter's first poll lasts on one lock: the whole
 //! budget that [`park_cost`] allows while the thread's recent polls of
 //! that lock found it free early, an eighth of it while they found it free
-//! only late.
+//! only late; and where its first read comes ([below](#the-first-read)).
 //!
 //! The same rule sizes a channel receive's poll of an empty channel (the
 //! std-shaped face's `mpsc::Receiver`, keyed by the receiver, within the
