@@ -67,9 +67,10 @@
 //! the mean past the bound (the first find is at 16); a lock whose finds
 //! come early again brings it down, and its early reads back.
 //!
-//! [`POLL_STEP`]: super::hardware::POLL_STEP
 //! [`park_cost`]: super::park_cost
 //! [`hardware`]: super::hardware
+
+use super::hardware::POLL_STEP;
 
 /// Locks a thread remembers (a slot per lock, by address).
 #[cfg_attr(loom, allow(dead_code))]
@@ -85,10 +86,8 @@ pub const SHORT_SHIFT: u32 = 3;
 
 /// While the mean find is past this many pauses (two line transfers), a
 /// Mutex poll's first read comes one line transfer ([`POLL_STEP`]) in.
-///
-/// [`POLL_STEP`]: super::hardware::POLL_STEP
 #[cfg_attr(loom, allow(dead_code))]
-pub const LATE_FINDS: u32 = 2 * super::hardware::POLL_STEP;
+pub const LATE_FINDS: u32 = 2 * POLL_STEP;
 
 /// What one lock's polls found, for one thread.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -130,7 +129,7 @@ pub struct Plan {
     /// find past it counts as it).
     pub pauses: u32,
     /// Pauses before the poll's first read: 1, or
-    /// [`POLL_STEP`](super::hardware::POLL_STEP) while the finds come past
+    /// [`POLL_STEP`] while the finds come past
     /// [`LATE_FINDS`] (the Mutex's poll; a channel's keeps its own steps).
     pub first_step: u32,
     /// The slot whose history the outcome updates, if the poll is a full
@@ -161,7 +160,7 @@ fn plan_from(mut history: History, key: usize, budget: u32, slot: usize) -> (Pla
     let plan = Plan {
         pauses: if full { budget } else { budget >> SHORT_SHIFT },
         first_step: if history.mean > LATE_FINDS {
-            super::hardware::POLL_STEP
+            POLL_STEP
         } else {
             1
         },
@@ -309,7 +308,6 @@ mod tests {
 
     #[test]
     fn finds_past_two_line_transfers_move_the_first_read_one_transfer_in() {
-        use crate::raw::hardware::POLL_STEP;
         let mut history = History::EMPTY;
         let early = run(&mut history, 64, 50, Outcome::Free(9));
         assert!(early.iter().all(|p| p.first_step == 1));
