@@ -72,12 +72,6 @@
 //!    2 × ([`WAKE_UP_NANOS`] + [`BLOCK_CPU_NANOS`])). It breaks rule 1 on
 //!    purpose, so it is used only where most recent waits on that condvar
 //!    ended within it (`condvar::RawCondvar::spin`).
-//! 6. **A yield that comes back after a time slice gave the core away**
-//!    ([`LATE_YIELD_NANOS`](super::reader_spin::LATE_YIELD_NANOS), the
-//!    scheduler's slice rather than the hardware's): to a thread that does
-//!    not wait on the lock, and a further yield would give away another
-//!    slice. An RwLock reader's wait that meets one parks instead of
-//!    yielding again (`reader_spin`).
 //!
 //! Two counts stay counts, as in `std` (`library/std/src/sys/sync/mutex/futex.rs`,
 //! `spin: 100`): [`POLL_PAUSES`] and the tokio wait queue's spin lock

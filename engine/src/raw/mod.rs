@@ -29,8 +29,6 @@ pub mod poison;
 #[doc(hidden)]
 pub mod poll_history;
 #[doc(hidden)]
-pub mod reader_spin;
-#[doc(hidden)]
 pub mod rwlock;
 #[doc(hidden)]
 pub mod shim;

@@ -10,7 +10,6 @@ use super::{
     Mode, READER_PARKED, READERS_MASK, RawRwLock, UPGRADABLE_PARKED, WRITER_PARKED, WRITER_WAITING,
 };
 use crate::raw::mutex::TOKEN_HANDOFF;
-use crate::raw::reader_spin::ReaderSpin;
 use crate::raw::shim::profile::{self, EventKind, LockSite, StackMark};
 use crate::raw::shim::{
     self,
@@ -94,7 +93,7 @@ impl RawRwLock {
                 READER_PARKED,
             ),
         };
-        let mut spin = ReaderSpin::new();
+        let mut spin = SpinWait::new();
         // Whether this writer polled since it last parked.
         let mut polled = false;
         let mut first_park: Option<u64> = None;
@@ -180,10 +179,8 @@ impl RawRwLock {
             // 50% reads, 1 µs, 4 threads, no work between (1.2-1.4x the
             // peer -> 0.65-0.80x), where a writer behind a writer that
             // re-locks at once polls in vain (docs/performance.md). A reader
-            // keeps `SpinWait`'s pauses and yields, which let the holder
-            // run, and drops the yields while they give the core away to
-            // another process (`ReaderSpin`). Under loom the poll returns at
-            // once and the writer parks, and so does the reader.
+            // keeps `SpinWait`: its yields let the holder run. Under loom the
+            // poll returns at once and the writer parks, as `SpinWait` does.
             if state & parked_bit == 0 {
                 let again = if writer {
                     !polled && {
