@@ -717,3 +717,40 @@ fn the_last_reader_out_wakes_one_writer_and_a_reader_behind_it_still_gets_in() {
         "{parked} of {runs} executions parked"
     );
 }
+
+/// Starving waiters (a fairness bound of one logical tick): two writers
+/// parked behind a held write lock, and this thread reading behind them. The
+/// holder's unlock hands the lock to the head writer; an unlock within the
+/// gap of that hand-over (`LastHandOff`) lets the next starving waiter
+/// compete instead. The models reach both, and every thread gets in (a
+/// waiter left parked deadlocks the model).
+#[test]
+fn an_rwlock_hands_over_to_starving_waiters_at_most_once_per_gap() {
+    let before = syncprof::__loom::rwlock_hand_off_paths();
+    let (runs, parked) = model(1, || {
+        // Set and restored inside the model, which holds `SERIAL`: the
+        // bound is process-wide, and other models run in other threads.
+        syncprof::__loom::set_fair_ticks(1);
+        syncprof::__loom::reset(true);
+        let lock = Arc::new(RwLock::new(0));
+        let held = lock.write().unwrap();
+        let writers = two_writers_parked(&lock);
+        drop(held);
+        let seen = *lock.read().unwrap();
+        assert!(seen <= 2);
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert_eq!(*lock.read().unwrap(), 2);
+        syncprof::__loom::set_fair_ticks(0);
+    });
+    let (handed, refused) = syncprof::__loom::rwlock_hand_off_paths();
+    let (handed, refused) = (handed - before.0, refused - before.1);
+    eprintln!("loom: {handed} hand-overs, {refused} refused within the gap");
+    assert!(parked > 0 && runs > 0);
+    assert!(
+        handed > 0,
+        "no execution handed the lock over ({runs} runs)"
+    );
+    assert!(refused > 0, "no unlock met the gap ({runs} runs)");
+}

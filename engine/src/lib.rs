@@ -106,6 +106,16 @@ pub mod __loom {
         )
     }
 
+    /// RwLock unlocks that handed the lock to a starving waiter, and those
+    /// that met one within the gap of the last hand-over and let it compete
+    /// instead: totals of the process (never reset).
+    pub fn rwlock_hand_off_paths() -> (u64, u64) {
+        (
+            stub::RW_HAND_OFFS.load(SeqCst),
+            stub::RW_HAND_OFFS_REFUSED.load(SeqCst),
+        )
+    }
+
     /// Calls to the parking model's `park` since the last [`reset`].
     pub fn parks() -> u64 {
         stub::PARKS.load(SeqCst)

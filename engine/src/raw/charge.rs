@@ -274,7 +274,21 @@ unsafe fn resolve(token: ParkToken, now: u64) -> ParkToken {
 /// allows a hand-over: a wrong reading costs at most one 10 ms gap of delay or
 /// one extra hand-over.
 ///
-/// Only accessed in an unpark callback, under the lock's queue lock: Relaxed.
+/// The RwLock keeps one for both of its queues (a hand-over to a writer or
+/// to the readers) and never clears it (its reader queue empties at every
+/// wake-up): a stale stamp delays a later episode's first hand-over by at
+/// most one gap. Under load (one core kept busy by another process), waits
+/// past the fairness bound are common, and each hand-over there leaves the
+/// lock to a thread that may wait a time slice for a core. Measured
+/// (`benches/grid.rs`, the 120 RwLock cells under load, 3 rounds, one
+/// binary with a temporary switch, two runs each, alternating;
+/// `docs/performance-spins-rwlock.md`): cells at ≥ 0.95× the better peer
+/// 84 and 92 with the bound, 75 and 67 without; with no load 113 and 116,
+/// 112 and 114.
+///
+/// Only accessed in an unpark callback, under the lock's queue lock (for
+/// the RwLock, either of its queues' locks: a race between the two costs
+/// one extra hand-over or one gap of delay, as a wrong reading): Relaxed.
 #[doc(hidden)]
 pub struct LastHandOff(AtomicU16);
 

@@ -34,7 +34,7 @@
 //! the last; a writer that leaves wakes the readers its WW kept out) and
 //! **fair** unlocks (the hand-over rule applied whatever the head's wait).
 
-use super::charge::ChargedUntil;
+use super::charge::{ChargedUntil, LastHandOff};
 use super::owner;
 use super::poison;
 use super::shim::{
@@ -94,7 +94,9 @@ pub struct RawRwLock {
     /// that sees a parked bit wakes that queue (all readers; one writer),
     /// and meanwhile no unlock wakes a second writer. Readers
     /// that starve behind writers get the lock handed to them by a write
-    /// unlock (taken in the unpark callback only if no writer holds it).
+    /// unlock (taken in the unpark callback only if no writer holds it), as
+    /// a starving writer gets it from an unlock, at most one hand-over per
+    /// gap (`last_hand_off`).
     ///
     /// Acquire when taking, Release when giving up.
     state: AtomicUsize,
@@ -108,6 +110,10 @@ pub struct RawRwLock {
     readers_charged: ChargedUntil,
     /// Last charge for the upgradable readers' queue (under its queue lock).
     upgradables_charged: ChargedUntil,
+    /// When the lock last handed itself over to a starving waiter, a writer
+    /// or the readers (under the queue lock of either queue): at most one
+    /// such hand-over per gap, as the mutex's (see [`LastHandOff`]).
+    last_hand_off: LastHandOff,
 }
 
 /// What a waiter wants.
@@ -180,6 +186,7 @@ impl RawRwLock {
                 writers_charged: ChargedUntil::new(),
                 readers_charged: ChargedUntil::new(),
                 upgradables_charged: ChargedUntil::new(),
+                last_hand_off: LastHandOff::new(),
             }
         }
     }

@@ -138,6 +138,13 @@ pub mod profile {
     /// Fast-path mutex locks taken while threads were parked.
     #[doc(hidden)]
     pub static FAST_PAST_PARKED: AtomicU64 = AtomicU64::new(0);
+    /// RwLock unlocks that handed the lock to a starving waiter (a writer or
+    /// the readers), and unlocks that met a starving waiter but did not,
+    /// the last hand-over being too recent (`LastHandOff`); never reset.
+    #[doc(hidden)]
+    pub static RW_HAND_OFFS: AtomicU64 = AtomicU64::new(0);
+    #[doc(hidden)]
+    pub static RW_HAND_OFFS_REFUSED: AtomicU64 = AtomicU64::new(0);
 
     /// Logical time: every read advances it, so waits are never empty.
     static CLOCK: AtomicU64 = AtomicU64::new(1);

@@ -270,8 +270,15 @@ impl RawRwLock {
                     self.writers_charged.set(now);
                 }
                 // A starving writer gets the lock if nobody holds it: taken
-                // here, on its behalf, only when free (never promised).
-                if fair || charge::should_hand_off(head, now) {
+                // here, on its behalf, only when free (never promised), and
+                // at most once per gap (see `LastHandOff`).
+                let starving = charge::should_hand_off(head, now);
+                let allowed = starving && self.last_hand_off.allows(now);
+                #[cfg(loom)]
+                if starving && !allowed && !fair {
+                    profile::RW_HAND_OFFS_REFUSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                if fair || allowed {
                     let more = result.have_more_threads;
                     let taken = self.state.fetch_update(Acquire, Relaxed, |s| {
                         writable(s).then(|| {
@@ -281,6 +288,11 @@ impl RawRwLock {
                     });
                     if taken.is_ok() {
                         token = TOKEN_HANDOFF;
+                        self.last_hand_off.set(now);
+                        #[cfg(loom)]
+                        if !fair {
+                            profile::RW_HAND_OFFS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
                     }
                 }
             }
@@ -347,7 +359,12 @@ impl RawRwLock {
                 since.set(self.readers_charged.get(tick));
             }
             if charge::should_hand_off(token, now.get()) {
-                starving.set(true);
+                if self.last_hand_off.allows(now.get()) {
+                    starving.set(true);
+                } else {
+                    #[cfg(loom)]
+                    profile::RW_HAND_OFFS_REFUSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
             }
             if profiling || charge::is_profiled(token) {
                 charge.add(Charge {
@@ -373,6 +390,11 @@ impl RawRwLock {
                     .is_ok();
             if handed {
                 handed_over.set(true);
+                self.last_hand_off.set(now.get());
+                #[cfg(loom)]
+                if !fair {
+                    profile::RW_HAND_OFFS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
                 return TOKEN_HANDOFF;
             }
             self.state.fetch_and(!READER_PARKED, Relaxed);
