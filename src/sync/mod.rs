@@ -8,7 +8,7 @@
 //! | type | size (`T = ()`, x86_64) | std's | fairness and wake-ups |
 //! | --- | --- | --- | --- |
 //! | [`Mutex`] | 16 bytes (state, poison, last hand-off, `charged_until`, creation site) | 8 | barging: an unlock releases, then wakes a waiter to compete; a waiter queued > ~0.5 ms gets the lock handed over (parking_lot's rule), at most once per 10 ms per lock |
-//! | [`RwLock`] | 32 bytes | 12 | throughput first, bounded waits: an unlock releases, then wakes waiters to compete; a waiting writer keeps new readers out; starving waiters (> ~0.5 ms) get the lock handed over |
+//! | [`RwLock`] | 32 bytes | 12 | throughput first, bounded waits: an unlock releases, then wakes waiters to compete; a waiting writer keeps new readers out; starving waiters (> ~0.5 ms) get the lock handed over, at most once per 10 ms per lock |
 //! | [`Condvar`] | 24 bytes | 4 | a `notify_one` wakes every waiter still spinning (at least one; a spurious wake-up for the others), else the longest-parked one; using it with two mutexes panics (std's Linux futex version does not check) |
 //! | [`Barrier`] | 32 bytes | 40 | exactly one leader per generation |
 //!

@@ -29,7 +29,9 @@ use crate::raw::rwlock::RawRwLock;
 ///   drain and the last one out wakes it (a continuous flood of readers
 ///   cannot starve it); a write unlock that wakes a writer lets readers in
 ///   until that writer runs and keeps them out again. A waiter that has
-///   waited longer than ~0.5 ms gets the lock handed over if it is free. A
+///   waited longer than ~0.5 ms gets the lock handed over if it is free, at
+///   most once per 10 ms per lock (with more threads than cores, a lock
+///   handed over waits for its new holder to get a core). A
 ///   thread that takes a read lock it already holds while a writer waits
 ///   deadlocks (`std` allows this to deadlock too).
 ///

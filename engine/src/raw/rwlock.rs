@@ -16,7 +16,8 @@
 //! that lose a race to other readers back off too, as parking_lot's do.
 //! Waiters that have waited longer than the fairness bound (~0.5 ms) get the
 //! lock handed over at the next unlock that wakes them, taken in the unpark
-//! callback on their behalf only if it is free (as the mutex does): a
+//! callback on their behalf only if it is free, at most once per 10 ms per
+//! lock (as the mutex does, `LastHandOff`): a
 //! starving writer by the last reader out or a write unlock, starving
 //! readers (all parked readers at once) by a write unlock. So neither side
 //! starves the other for long, and no unlock ever promises a lock it has not
