@@ -668,6 +668,20 @@ fn two_writers_parked(lock: &Arc<RwLock<usize>>) -> Vec<thread::JoinHandle<()>> 
     writers
 }
 
+/// Parks two writers behind the lock this thread holds, releases it
+/// (`release`) and reads: the read sees at most both writes, and every
+/// thread finishes (a thread left parked deadlocks the model).
+fn release_then_read_behind_two_writers(lock: &Arc<RwLock<usize>>, release: impl FnOnce()) {
+    let writers = two_writers_parked(lock);
+    release();
+    let seen = *lock.read().unwrap();
+    assert!(seen <= 2);
+    for w in writers {
+        w.join().unwrap();
+    }
+    assert_eq!(*lock.read().unwrap(), 2);
+}
+
 /// Two writers parked behind a held write lock; the holder unlocks (waking
 /// one writer to compete, which is to set WP again), takes the write lock
 /// again before that one runs and unlocks again: that unlock wakes nobody,
@@ -703,14 +717,7 @@ fn the_last_reader_out_wakes_one_writer_and_a_reader_behind_it_still_gets_in() {
         syncprof::__loom::reset(true);
         let lock = Arc::new(RwLock::new(0));
         let held = lock.read().unwrap();
-        let writers = two_writers_parked(&lock);
-        drop(held);
-        let seen = *lock.read().unwrap();
-        assert!(seen <= 2);
-        for w in writers {
-            w.join().unwrap();
-        }
-        assert_eq!(*lock.read().unwrap(), 2);
+        release_then_read_behind_two_writers(&lock, move || drop(held));
     });
     assert!(
         parked > 0 && runs > 0,
@@ -734,14 +741,7 @@ fn an_rwlock_hands_over_to_starving_waiters_at_most_once_per_gap() {
         syncprof::__loom::reset(true);
         let lock = Arc::new(RwLock::new(0));
         let held = lock.write().unwrap();
-        let writers = two_writers_parked(&lock);
-        drop(held);
-        let seen = *lock.read().unwrap();
-        assert!(seen <= 2);
-        for w in writers {
-            w.join().unwrap();
-        }
-        assert_eq!(*lock.read().unwrap(), 2);
+        release_then_read_behind_two_writers(&lock, move || drop(held));
         syncprof::__loom::set_fair_ticks(0);
     });
     let (handed, refused) = syncprof::__loom::rwlock_hand_off_paths();
