@@ -363,7 +363,10 @@ impl RawRwLock {
                     starving.set(true);
                 } else {
                     #[cfg(loom)]
-                    profile::RW_HAND_OFFS_REFUSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if !fair {
+                        profile::RW_HAND_OFFS_REFUSED
+                            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
                 }
             }
             if profiling || charge::is_profiled(token) {
