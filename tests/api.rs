@@ -18,10 +18,17 @@ mod with_syncprof {
     }
 
     #[test]
-    fn a_mutex_of_unit_is_at_most_16_bytes() {
+    fn the_locks_are_no_bigger_than_the_sync_table_says() {
         assert!(size_of::<Mutex<()>>() <= 16, "{}", size_of::<Mutex<()>>());
         // The waiters' mutex, the spinning waiters' word and the site.
         assert!(size_of::<Condvar>() <= 24, "{}", size_of::<Condvar>());
+        // The state word, poison, three queues' charge ticks, the last
+        // hand-over and the site: the size `sync`'s table gives.
+        assert!(
+            size_of::<syncprof::RwLock<()>>() <= 32,
+            "{}",
+            size_of::<syncprof::RwLock<()>>()
+        );
     }
 
     #[test]

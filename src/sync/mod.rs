@@ -12,7 +12,7 @@
 //! | [`Condvar`] | 24 bytes | 4 | a `notify_one` wakes every waiter still spinning (at least one; a spurious wake-up for the others), else the longest-parked one; using it with two mutexes panics (std's Linux futex version does not check) |
 //! | [`Barrier`] | 32 bytes | 40 | exactly one leader per generation |
 //!
-//! The sizes are asserted by `tests/api.rs` (`Mutex`, `Condvar`) and
+//! The sizes are asserted by `tests/api.rs` (`Mutex`, `Condvar`, `RwLock`) and
 //! printed by `cargo bench --bench ratios`.
 //!
 //! What they record: every blocking wait in the block profile (kinds
