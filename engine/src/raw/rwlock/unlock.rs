@@ -274,9 +274,8 @@ impl RawRwLock {
                 // at most once per gap (see `LastHandOff`).
                 let starving = charge::should_hand_off(head, now);
                 let allowed = starving && self.last_hand_off.allows(now);
-                #[cfg(loom)]
-                if starving && !allowed && !fair {
-                    profile::RW_HAND_OFFS_REFUSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if starving && !allowed {
+                    count_hand_off(false, fair);
                 }
                 if fair || allowed {
                     let more = result.have_more_threads;
@@ -289,10 +288,7 @@ impl RawRwLock {
                     if taken.is_ok() {
                         token = TOKEN_HANDOFF;
                         self.last_hand_off.set(now);
-                        #[cfg(loom)]
-                        if !fair {
-                            profile::RW_HAND_OFFS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        }
+                        count_hand_off(true, fair);
                     }
                 }
             }
@@ -362,11 +358,7 @@ impl RawRwLock {
                 if self.last_hand_off.allows(now.get()) {
                     starving.set(true);
                 } else {
-                    #[cfg(loom)]
-                    if !fair {
-                        profile::RW_HAND_OFFS_REFUSED
-                            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    }
+                    count_hand_off(false, fair);
                 }
             }
             if profiling || charge::is_profiled(token) {
@@ -394,10 +386,7 @@ impl RawRwLock {
             if handed {
                 handed_over.set(true);
                 self.last_hand_off.set(now.get());
-                #[cfg(loom)]
-                if !fair {
-                    profile::RW_HAND_OFFS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                }
+                count_hand_off(true, fair);
                 return TOKEN_HANDOFF;
             }
             self.state.fetch_and(!READER_PARKED, Relaxed);
@@ -508,4 +497,22 @@ impl RawRwLock {
             profile::record_mutex(charge.delay, charge.woken, kind, Some(site), mark);
         }
     }
+}
+
+/// Counts, for the loom models, a hand-over to a starving waiter (`handed`)
+/// or one the gap refused (see `LastHandOff`); fair unlocks are not counted.
+/// Nothing outside loom.
+#[inline(always)]
+fn count_hand_off(handed: bool, fair: bool) {
+    #[cfg(loom)]
+    if !fair {
+        let counter = if handed {
+            &profile::RW_HAND_OFFS
+        } else {
+            &profile::RW_HAND_OFFS_REFUSED
+        };
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    #[cfg(not(loom))]
+    let _ = (handed, fair);
 }
