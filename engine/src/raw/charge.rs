@@ -282,7 +282,7 @@ unsafe fn resolve(token: ParkToken, now: u64) -> ParkToken {
 /// lock to a thread that may wait a time slice for a core. Measured
 /// (`benches/grid.rs`, the 120 RwLock cells under load, 3 rounds, one
 /// binary with a temporary switch, two runs each, alternating;
-/// `docs/performance-spins-rwlock.md`): cells at ≥ 0.95× the better peer
+/// `docs/performance-rwlock-load.md`): cells at ≥ 0.95× the better peer
 /// 84 and 92 with the bound, 75 and 67 without; with no load 113 and 116,
 /// 112 and 114.
 ///
