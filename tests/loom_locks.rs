@@ -754,3 +754,36 @@ fn an_rwlock_hands_over_to_starving_waiters_at_most_once_per_gap() {
     );
     assert!(refused > 0, "no unlock met the gap ({runs} runs)");
 }
+
+/// A reader kept out of a free lock by a woken writer that has not run yet
+/// (WW kept by the last reader out) parks with a timer; when it fires
+/// first (the model lets it fire at once), the reader clears WW and wakes the readers
+/// parked behind it, and the writer raises WW again when it runs. The
+/// models reach that path, and every thread gets in (a thread left parked
+/// deadlocks the model).
+#[test]
+fn a_keep_out_of_a_free_lock_ends_when_the_woken_writer_has_not_run() {
+    let before = syncprof::__loom::rwlock_keep_outs_ended();
+    let (runs, parked) = model(1, || {
+        syncprof::__loom::reset(true);
+        let lock = Arc::new(RwLock::new(0));
+        let held = lock.read().unwrap();
+        let l = lock.clone();
+        let writer = thread::spawn(move || *l.write().unwrap() += 1);
+        while syncprof::__loom::queued() < 1 {
+            thread::yield_now();
+        }
+        let l = lock.clone();
+        let reader = thread::spawn(move || *l.read().unwrap());
+        drop(held);
+        let again = *lock.read().unwrap();
+        let seen = reader.join().unwrap();
+        writer.join().unwrap();
+        assert!(again <= 1 && seen <= 1);
+        assert_eq!(*lock.read().unwrap(), 1);
+    });
+    let ended = syncprof::__loom::rwlock_keep_outs_ended() - before;
+    eprintln!("loom: {ended} keep-outs ended by a reader's timer");
+    assert!(parked > 0 && runs > 0);
+    assert!(ended > 0, "no execution ended a keep-out ({runs} runs)");
+}

@@ -116,6 +116,12 @@ pub mod __loom {
         )
     }
 
+    /// Keep-outs of a free RwLock that a reader's timer ended, the woken
+    /// writer not having run: a total of the process (never reset).
+    pub fn rwlock_keep_outs_ended() -> u64 {
+        stub::RW_KEEP_OUTS_ENDED.load(SeqCst)
+    }
+
     /// Calls to the parking model's `park` since the last [`reset`].
     pub fn parks() -> u64 {
         stub::PARKS.load(SeqCst)

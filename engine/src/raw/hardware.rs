@@ -72,6 +72,17 @@
 //!    2 × ([`WAKE_UP_NANOS`] + [`BLOCK_CPU_NANOS`])). It breaks rule 1 on
 //!    purpose, so it is used only where most recent waits on that condvar
 //!    ended within it (`condvar::RawCondvar::spin`).
+//! 6. **A woken waiter that has not run within two wake-ups is waiting for
+//!    a core** ([`KEEP_OUT_NANOS`] = 2 × [`WAKE_UP_NANOS`]). The last
+//!    reader out of an RwLock wakes a parked writer and keeps new readers
+//!    out (WW) while that writer is on its way; a writer that has not run
+//!    within two wake-ups sits behind another process's thread for a
+//!    scheduler slice (milliseconds), and the readers it keeps out would
+//!    leave the other core idle. One reader per lock parks with a timer of
+//!    that length and, if it fires on a lock still free and kept out, lets
+//!    the readers in (`RawRwLock::wait`). Shorter, the timer would end
+//!    keep-outs whose writer is on time; arming it costs (a timed `futex`
+//!    wait), so only one reader per lock does.
 //!
 //! Two counts stay counts, as in `std` (`library/std/src/sys/sync/mutex/futex.rs`,
 //! `spin: 100`): [`POLL_PAUSES`] and the tokio wait queue's spin lock
@@ -116,6 +127,10 @@ pub const YIELD_EVERY_PAUSES: u32 = floor_power_of_two((YIELD_NANOS / PAUSE_NANO
 /// Rule 5: the shortest long adaptive spin that outlasts a partner's park
 /// (40 µs on the reference machine).
 pub const LONG_SPIN_FLOOR_NANOS: f64 = 2.0 * (WAKE_UP_NANOS + BLOCK_CPU_NANOS);
+
+/// Rule 6: how long a reader kept out of a free RwLock by a woken writer
+/// waits before it lets the readers in (24 µs on the reference machine).
+pub const KEEP_OUT_NANOS: f64 = 2.0 * WAKE_UP_NANOS;
 
 /// How long the Mutex polls before `SpinWait`, and an RwLock writer before
 /// it parks, in pauses: `std`'s futex mutex's spin count (100
@@ -198,6 +213,7 @@ pub fn checks(costs: &Costs) -> Vec<Check> {
     let step = f64::from(POLL_STEP) * costs.pause_nanos;
     let yield_every = f64::from(YIELD_EVERY_PAUSES) * costs.pause_nanos;
     let floor = 2.0 * (costs.wake_up_nanos + costs.block_cpu_nanos);
+    let two_wake_ups = 2.0 * costs.wake_up_nanos;
     let within = |x: f64, target: f64| x >= target / 2.0 && x <= target * 2.0;
     vec![
         Check {
@@ -245,6 +261,12 @@ pub fn checks(costs: &Costs) -> Vec<Check> {
             rule: format!("rule 5: >= 2 x (wake-up + park CPU), {floor:.0} ns"),
             holds: LONG_SPIN_NANOS >= floor,
         },
+        Check {
+            name: "KEEP_OUT_NANOS",
+            nanos: KEEP_OUT_NANOS,
+            rule: format!("rule 6: >= 2 wake-ups, {two_wake_ups:.0} ns"),
+            holds: KEEP_OUT_NANOS >= two_wake_ups,
+        },
     ]
 }
 
@@ -265,6 +287,7 @@ mod tests {
         assert_eq!(YIELD_EVERY_PAUSES, 16);
         assert_eq!(LONG_SPIN_FLOOR_NANOS, 40_000.0);
         assert_eq!(HALF_PARK_NANOS, 4_000.0);
+        assert_eq!(KEEP_OUT_NANOS, 24_000.0);
         assert_eq!(floor_power_of_two(0), 1);
         assert_eq!(floor_power_of_two(18), 16);
         assert_eq!(floor_power_of_two(64), 64);
@@ -289,8 +312,26 @@ mod tests {
         assert!(broken.contains(&"RwLock writer back-off + poll before a park"));
         assert!(broken.contains(&"condvar::SPIN_NANOS"));
         assert!(broken.contains(&"POLL_STEP pauses"));
-        // All but the long spin's floor, which a cheaper park only lowers.
+        // All but the long spin's floor and the keep-out, which a cheaper
+        // park only lowers.
         assert_eq!(broken.len(), 6, "{broken:?}");
         assert!(!broken.contains(&"condvar::LONG_SPIN_NANOS"));
+        assert!(!broken.contains(&"KEEP_OUT_NANOS"));
+    }
+
+    #[test]
+    fn a_machine_with_a_slow_wake_up_breaks_the_keep_out() {
+        // A host whose wake-ups take 16 µs: a 24 µs keep-out would end the
+        // keep-outs of writers on time.
+        let slow = Costs {
+            wake_up_nanos: 16_000.0,
+            ..REFERENCE
+        };
+        let broken: Vec<_> = checks(&slow)
+            .into_iter()
+            .filter(|c| !c.holds)
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(broken, ["KEEP_OUT_NANOS"]);
     }
 }

@@ -39,7 +39,7 @@ use super::charge::{ChargedUntil, LastHandOff};
 use super::owner;
 use super::poison;
 use super::shim::{
-    AtomicUsize,
+    AtomicBool, AtomicUsize,
     Ordering::{Acquire, Relaxed, Release},
 };
 
@@ -99,6 +99,13 @@ pub struct RawRwLock {
     /// a starving writer gets it from an unlock, at most one hand-over per
     /// gap (`last_hand_off`).
     ///
+    /// A free lock with WW set keeps readers out for a writer that the last
+    /// reader out woke. If that writer has not run within
+    /// [`KEEP_OUT_NANOS`](super::hardware::KEEP_OUT_NANOS) (it waits for a
+    /// core), the reader holding `keep_out_timer` clears WW and wakes the
+    /// readers parked; the writer sets WW again when it runs. Liveness never
+    /// rests on WW: it only orders who competes.
+    ///
     /// Acquire when taking, Release when giving up.
     state: AtomicUsize,
     /// `std`'s poison flag for the [`RwLock`](crate::sync::RwLock).
@@ -115,6 +122,11 @@ pub struct RawRwLock {
     /// or the readers (under the queue lock of either queue): at most one
     /// such hand-over per gap, as the mutex's (see [`LastHandOff`]).
     last_hand_off: LastHandOff,
+    /// Held by the one reader that parks with a keep-out timer (rule 6 of
+    /// [`hardware`](super::hardware)): set by a compare-exchange before it
+    /// parks, cleared when its park returns. Arming a timer costs, so the
+    /// other readers kept out park without one.
+    keep_out_timer: AtomicBool,
 }
 
 /// What a waiter wants.
@@ -188,6 +200,7 @@ impl RawRwLock {
                 readers_charged: ChargedUntil::new(),
                 upgradables_charged: ChargedUntil::new(),
                 last_hand_off: LastHandOff::new(),
+                keep_out_timer: AtomicBool::new(false),
             }
         }
     }

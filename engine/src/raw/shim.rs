@@ -145,6 +145,10 @@ pub mod profile {
     pub static RW_HAND_OFFS: AtomicU64 = AtomicU64::new(0);
     #[doc(hidden)]
     pub static RW_HAND_OFFS_REFUSED: AtomicU64 = AtomicU64::new(0);
+    /// Keep-outs a reader's timer ended (the woken writer had not run);
+    /// never reset.
+    #[doc(hidden)]
+    pub static RW_KEEP_OUTS_ENDED: AtomicU64 = AtomicU64::new(0);
 
     /// Logical time: every read advances it, so waits are never empty.
     static CLOCK: AtomicU64 = AtomicU64::new(1);

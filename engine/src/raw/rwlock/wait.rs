@@ -4,10 +4,11 @@
 
 use core::cell::Cell;
 use core::hint::black_box;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{
-    Mode, READER_PARKED, READERS_MASK, RawRwLock, UPGRADABLE_PARKED, WRITER_PARKED, WRITER_WAITING,
+    Mode, READER_PARKED, READERS_MASK, RawRwLock, UPGRADABLE_PARKED, WRITER, WRITER_PARKED,
+    WRITER_WAITING,
 };
 use crate::raw::mutex::TOKEN_HANDOFF;
 use crate::raw::shim::profile::{self, EventKind, LockSite, StackMark};
@@ -260,9 +261,22 @@ impl RawRwLock {
                     left_last.set(true);
                 }
             };
+            // A reader kept out of a free lock by a woken writer parks at
+            // most a keep-out's time, if it is the lock's one timer holder.
+            let keep_out = !writer && kept_out(state) && self.take_keep_out_timer();
+            let park_deadline = if keep_out {
+                let bound = Instant::now() + KEEP_OUT;
+                Some(deadline.map_or(bound, |d| d.min(bound)))
+            } else {
+                deadline
+            };
             // SAFETY: the key is one of this lock's addresses; the closures
             // neither panic, allocate nor call into the parking lot.
-            let result = unsafe { shim::park(key, validate, || {}, timed_out, token, deadline) };
+            let result =
+                unsafe { shim::park(key, validate, || {}, timed_out, token, park_deadline) };
+            if keep_out {
+                self.keep_out_timer.store(false, Relaxed);
+            }
             match result {
                 // We hold the lock: handed over.
                 ParkResult::Unparked(TOKEN_HANDOFF) => break,
@@ -275,6 +289,11 @@ impl RawRwLock {
                     }
                 }
                 ParkResult::Invalid => {}
+                // The keep-out's timer, not the caller's deadline: the woken
+                // writer has not run, so let the readers in and compete.
+                ParkResult::TimedOut if keep_out && deadline.is_none_or(|d| Instant::now() < d) => {
+                    self.end_keep_out();
+                }
                 ParkResult::TimedOut => {
                     if writer && left_last.get() {
                         // The WW this writer left behind kept readers out:
@@ -304,6 +323,33 @@ impl RawRwLock {
             owner::acquired_marked(self.reader_key(), mark);
         }
         true
+    }
+
+    /// Takes the lock's one keep-out timer (see `keep_out_timer`); the
+    /// caller clears it when its park returns.
+    fn take_keep_out_timer(&self) -> bool {
+        self.keep_out_timer
+            .compare_exchange(false, true, Relaxed, Relaxed)
+            .is_ok()
+    }
+
+    /// Ends a keep-out whose woken writer has not run within
+    /// [`KEEP_OUT`]: if the lock is still free and kept out, clears WW and
+    /// wakes the readers parked (uncharged: nobody held the lock). The
+    /// writer sets WW again when it runs, before it parks.
+    #[cold]
+    fn end_keep_out(&self) {
+        let state = self.state.load(Relaxed);
+        if kept_out(state)
+            && self
+                .state
+                .compare_exchange(state, state & !WRITER_WAITING, Relaxed, Relaxed)
+                .is_ok()
+        {
+            #[cfg(loom)]
+            profile::RW_KEEP_OUTS_ENDED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.wake_kept_out();
+        }
     }
 
     /// Wakes the readers and the upgradable reader parked, to compete
@@ -343,4 +389,15 @@ impl RawRwLock {
             shim::yield_now();
         }
     }
+}
+
+/// Rule 6 of [`hardware`](crate::raw::hardware): how long a reader waits
+/// for a woken writer to run before it lets the readers in.
+const KEEP_OUT: Duration = Duration::from_nanos(crate::raw::hardware::KEEP_OUT_NANOS as u64);
+
+/// Whether a lock in `state` is free but keeps readers out (WW set, no
+/// reader and no writer inside): a woken writer is on its way.
+#[inline]
+fn kept_out(state: usize) -> bool {
+    state & (READERS_MASK | WRITER) == 0 && state & WRITER_WAITING != 0
 }
