@@ -95,9 +95,10 @@ fn a_receiver_behind_a_slower_producer_parks_instead_of_spinning_through_every_g
     // early there and it keeps polling in full, at a higher throughput;
     // a host effect not yet explained: a timing of the poll beside a
     // spinning thread, for vCPUs placed on SMT siblings, did not remove
-    // it). A receiver that polls in full every time reads 96–100% in
-    // every run, so one run that parks between batches is what tells the
-    // rule works; the batches step past a stretch.
+    // it). A receiver that polls in full every time (the rule disabled)
+    // read 81–100% in all 21 runs there, so one run that parks between
+    // batches is what tells the rule works; the batches step past a
+    // stretch.
     let mut busy = Vec::new();
     for batch in 0..3 {
         if batch > 0 {
