@@ -419,3 +419,31 @@ fn a_woken_writer_that_times_out_leaves_no_writer_behind() {
         assert_free(&state.0);
     });
 }
+
+/// A timed reader kept out of a free lock by a woken writer (WW kept by the
+/// last reader out) parks until the earlier of its own deadline and the
+/// keep-out's timer. Its deadline passes first here (`lock_timed` waits
+/// until now), so it leaves by the caller's timeout path, not by ending
+/// the keep-out. Every thread gets out (the writer included: a thread left
+/// parked deadlocks the model) and the lock is left free.
+#[test]
+fn a_kept_out_timed_reader_keeps_its_deadline_and_leaves_the_keep_out() {
+    let (runs, parked) = model(1, || {
+        syncprof::__loom::reset(true);
+        let state = Arc::new((RawRwLock::new(), Inside::new()));
+        state.0.lock(Mode::Read);
+        let s = state.clone();
+        let writer = thread::spawn(move || visit(&s.0, &s.1, Mode::Write));
+        while syncprof::__loom::queued() < 1 {
+            thread::yield_now();
+        }
+        let s = state.clone();
+        let timed = thread::spawn(move || visit_timed(&s.0, &s.1, Mode::Read));
+        // SAFETY: read held since above.
+        unsafe { state.0.unlock_read(false) };
+        timed.join().unwrap();
+        writer.join().unwrap();
+        assert_free(&state.0);
+    });
+    assert!(runs > 0 && parked > 0);
+}
