@@ -63,6 +63,16 @@
 //! Until the first park of the process has been measured, and on targets
 //! without a thread CPU clock, the Mutex polls [`hardware::POLL_PAUSES`].
 //!
+//! A known weakness (measured 2026-12-07, not fixed): in a process whose
+//! first contention is many threads per core (a probe of the grid's
+//! Condvar queue, 16 producers and 16 consumers on 2 vCPUs), nearly every
+//! yield switches to another thread and the least reading stays at
+//! 1.3–1.8 µs. `SpinWait`'s 7 yields then cost more than the park, the
+//! poll gets 0 pauses, and that process ran at 0.22–0.28 items/µs instead
+//! of 0.31–0.41. The grid's processes, whose first contention has 2
+//! threads, read ~0.6 µs yields and never reached 0. The variants tried
+//! are in `docs/performance-condvar.md`.
+//!
 //! [`hardware`]: super::hardware
 
 use super::hardware;
