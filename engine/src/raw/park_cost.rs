@@ -68,8 +68,8 @@
 //! Condvar queue, 16 producers and 16 consumers on 2 vCPUs), nearly every
 //! yield switches to another thread and the least reading stays at
 //! 1.3–1.8 µs. `SpinWait`'s 7 yields then cost more than the park and
-//! the poll gets 0 pauses: 11 of 19 such processes ran at 0.22–0.28
-//! items/µs, against 0.31–0.41 with a poll (the other 8, in spells when
+//! the poll gets 0 pauses: 14 of 28 such processes ran at 0.21–0.28
+//! items/µs, against 0.31–0.41 with a poll (the other 14, in spells when
 //! the VM ran fast, as those with a poll). The grid's processes, whose
 //! first contention has 2 threads, read ~0.6 µs yields and never reached
 //! 0. The variants tried are in `docs/performance-condvar.md`.
