@@ -67,12 +67,11 @@
 //! first contention is many threads per core (a probe of the grid's
 //! Condvar queue, 16 producers and 16 consumers on 2 vCPUs), nearly every
 //! yield switches to another thread and the least reading stays at
-//! 1.3–1.8 µs. `SpinWait`'s 7 yields then cost more than the park and
-//! the poll gets 0 pauses: 14 of 28 such processes ran at 0.21–0.28
-//! items/µs, against 0.31–0.41 with a poll (the other 14, in spells when
-//! the VM ran fast, as those with a poll). The grid's processes, whose
-//! first contention has 2 threads, read ~0.6 µs yields and never reached
-//! 0. The variants tried are in `docs/performance-condvar.md`.
+//! 1.3–1.8 µs. `SpinWait`'s 7 yields then cost more than the park, the
+//! poll gets 0 pauses, and such a process can run its Condvar queue a
+//! quarter to a third slower. The grid's processes, whose first contention has 2
+//! threads, read ~0.6 µs yields and never reached 0. The figures and the
+//! variants tried are in `docs/performance-condvar.md`.
 //!
 //! [`hardware`]: super::hardware
 
