@@ -23,8 +23,12 @@
 //!   so a park's CPU is taken as twice the waiter's. Each clock read is a
 //!   system call (~180 ns on the Xeon VM), so a thread measures its first
 //!   park and then one in [`SAMPLE_EVERY`]: ~6 ns a park on average,
-//!   ~17 ns with the yield each such park also reads (below: one yield and
-//!   three clock reads).
+//!   ~17 ns with the yield each such park also reads (below: one yield,
+//!   three clock reads and two reads of the thread's context switches).
+//!   On the AMD EPYC VM of 2026-12-07 each of those system calls took
+//!   ~1.0–1.1 µs and a yield ~1.2 µs: a sampled park spends ~8.7 µs on
+//!   them, ~135 ns a park on average (~105 ns without the two reads of
+//!   the switches).
 //!   The process keeps the median of the samples, moving its estimate by a
 //!   16th towards each one (a relaxed load and store: a sample lost to a
 //!   race is one sample fewer).
@@ -48,6 +52,16 @@
 //!   more yield, and the process keeps the least reading (until
 //!   2026-12-06 the first reading stood: in a probe of 32 threads on one
 //!   Mutex, 6 processes of 14 polled 0–85 pauses by it, the others ~260).
+//!   Since 2026-12-07 a reading counts only if the yield ran alone: the
+//!   thread's context switches, read before and after it, did not move.
+//!   Until one has, the yield is priced at [`hardware::YIELD_NANOS`].
+//!   Where the first contention is many threads per core, nearly every
+//!   yield switches, and the least of all readings stayed at 1.3–1.8 µs
+//!   for the life of the process: in a probe of the grid's Condvar queue
+//!   (16 producers and 16 consumers on 2 vCPUs), rule 1 then left the poll
+//!   0 pauses in half of the processes, and in a slow spell of the VM they
+//!   ran their queue a quarter to a third slower
+//!   (`docs/performance-condvar.md`).
 //!
 //! # The budget
 //!
@@ -62,16 +76,6 @@
 //! pauses, near the clamp (276 there).
 //! Until the first park of the process has been measured, and on targets
 //! without a thread CPU clock, the Mutex polls [`hardware::POLL_PAUSES`].
-//!
-//! A known weakness (measured 2026-12-07, not fixed): in a process whose
-//! first contention is many threads per core (a probe of the grid's
-//! Condvar queue, 16 producers and 16 consumers on 2 vCPUs), nearly every
-//! yield switches to another thread and the least reading stays at
-//! 1.3–1.8 µs. `SpinWait`'s 7 yields then cost more than the park, the
-//! poll gets 0 pauses, and such a process can run its Condvar queue a
-//! quarter to a third slower. The grid's processes, whose first contention has 2
-//! threads, read ~0.6 µs yields and never reached 0. The figures and the
-//! variants tried are in `docs/performance-condvar.md`.
 //!
 //! [`hardware`]: super::hardware
 
@@ -279,23 +283,21 @@ fn measure_pause_and_yield() -> (u32, u32) {
 
 /// The CPU one yield costs the calling thread, in ns (at least 1): the
 /// minimum of four, each by the thread's CPU clock less one read of that
-/// clock (see the module docs).
+/// clock (see the module docs), over those that ran alone; if none of the
+/// four did, [`hardware::YIELD_NANOS`].
 #[cfg(all(unix, not(loom)))]
 #[doc(hidden)]
 pub fn yield_cpu_nanos() -> u32 {
     let (yield_and_read, read) = yield_readings(4);
-    stored_nanos(u128::from(yield_and_read.saturating_sub(read)))
+    let clamp = |nanos: u64| u32::try_from(nanos).unwrap_or(u32::MAX);
+    yield_price(clamp(yield_and_read), clamp(read))
 }
 
 /// One more reading of the yield, by a thread about to park (its first park
 /// and one in [`SAMPLE_EVERY`]) once the first has been taken: the process
-/// keeps the least read yet. A yield that found another thread ready to
-/// run reads its switch out and back in too (~0.6–0.85 µs on the Xeon VM,
-/// against ~0.2 µs with nothing else to run), and the first reading, taken
-/// in the burst of a process's first contention, is often one: in a probe
-/// of 32 threads on one Mutex (2026-12-06), 6 processes of 14 polled 0–85
-/// pauses by it, the others ~260. The yield costs the thread nothing it
-/// would not lose in the park it is about to make.
+/// keeps the least read yet, over the yields that ran alone (see
+/// [`yield_readings`]). The yield costs the thread nothing it would not
+/// lose in the park it is about to make.
 #[cfg(all(unix, not(loom)))]
 #[cold]
 fn sample_yield() {
@@ -310,7 +312,8 @@ fn sample_yield() {
 /// CPU they give. The two minima are kept apart, as in
 /// [`yield_cpu_nanos`]: a single reading less a single read is mostly the
 /// clock's noise (kept so, the yield read 0 ns, stored as 1, in every
-/// process of that probe).
+/// process of that probe). Until a yield of the process has run alone, the
+/// yield is priced at [`hardware::YIELD_NANOS`] (see [`yield_price`]).
 #[cfg(all(unix, not(loom)))]
 fn note_yield_readings(trials: u32) -> u32 {
     use core::sync::atomic::Ordering::Relaxed;
@@ -322,27 +325,80 @@ fn note_yield_readings(trials: u32) -> u32 {
     let read = measured::READ_NANOS
         .fetch_min(clamp(read), Relaxed)
         .min(clamp(read));
-    let yielded = stored_nanos(u128::from(yield_and_read.saturating_sub(read)));
+    let yielded = yield_price(yield_and_read, read);
     measured::YIELD_NANOS.store(yielded, Relaxed);
     yielded
 }
 
+/// The yield's price in ns from the least reading of a yield that ran
+/// alone with a clock read (`u32::MAX`: none yet) and the least clock read
+/// alone: their difference, at least 1, or [`hardware::YIELD_NANOS`] while
+/// no yield has run alone.
+///
+/// A yield that switched to another thread reads the switch out and back
+/// in as well (on the 2-vCPU AMD EPYC VM, 2026-12-07: ~3.2 µs against
+/// ~1.2 µs alone; ~0.6–0.85 µs against ~0.2 µs on the Intel Xeon VM), and
+/// where a process's first contention is many threads per core nearly
+/// every yield switches: a probe of the grid's Condvar queue, 16 producers
+/// and 16 consumers on 2 vCPUs, kept yields read at 1.3–1.8 µs, rule 1
+/// then left the Mutex's poll 0 pauses, and half of those processes ran
+/// their queue a quarter to a third slower for good
+/// (`docs/performance-condvar.md`). Priced at what a yield costs alone,
+/// the `SpinWait` after the poll is priced as `hardware` prices it, and a
+/// burst no longer sets the budget of the rest of the process.
+#[cfg_attr(loom, allow(dead_code))]
+fn yield_price(yield_and_read: u32, read: u32) -> u32 {
+    if yield_and_read == u32::MAX {
+        hardware::YIELD_NANOS as u32
+    } else {
+        yield_and_read.saturating_sub(read).max(1)
+    }
+}
+
 /// Over `trials` tries, the least CPU one yield and one read of the
-/// thread's CPU clock took together, and the least one read alone took.
+/// thread's CPU clock took together, over the yields that ran alone
+/// (`u64::MAX` if none did), and the least one read alone took. A yield
+/// ran alone when the thread's context switches (`getrusage` with
+/// `RUSAGE_THREAD`: voluntary and involuntary) did not move across it:
+/// the kernel counts a switch only when another thread ran. Where that
+/// count is not available (not Linux), every yield counts, as before
+/// 2026-12-07.
 #[cfg(all(unix, not(loom)))]
 fn yield_readings(trials: u32) -> (u64, u64) {
     use measured::thread_cpu_nanos;
     let mut yielded = u64::MAX;
     let mut clock_read = u64::MAX;
     for _ in 0..trials {
+        let switches = context_switches();
         let before = thread_cpu_nanos();
         std::thread::yield_now();
         let after = thread_cpu_nanos();
         let again = thread_cpu_nanos();
-        yielded = yielded.min(after.saturating_sub(before));
+        let alone = switches.is_none() || context_switches() == switches;
+        if alone {
+            yielded = yielded.min(after.saturating_sub(before));
+        }
         clock_read = clock_read.min(again.saturating_sub(after));
     }
     (yielded, clock_read)
+}
+
+/// The calling thread's context switches so far, voluntary and
+/// involuntary; `None` where they cannot be read.
+#[cfg(all(unix, not(loom)))]
+fn context_switches() -> Option<libc::c_long> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `rusage` is plain integers and `timeval`s, for which
+        // all-zero bytes are a valid value.
+        let mut usage: libc::rusage = unsafe { core::mem::zeroed() };
+        // SAFETY: `usage` is a valid, writable `rusage`; the call only
+        // writes it.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+        (rc == 0).then(|| usage.ru_nvcsw.wrapping_add(usage.ru_nivcsw))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 /// A reading in ns as the statics keep it: at least 1 (0 means none yet),
@@ -401,6 +457,95 @@ mod tests {
         assert_eq!(poll_budget(Some(800.0), xeon, 175), 0);
         // A pause that measured nothing: a bounded loop.
         assert_eq!(poll_budget(None, 0, 175), MAX_POLL_PAUSES);
+    }
+
+    #[test]
+    fn the_yield_is_priced_at_the_reference_until_one_ran_alone() {
+        assert_eq!(yield_price(u32::MAX, 1_100), hardware::YIELD_NANOS as u32);
+        assert_eq!(yield_price(2_300, 1_100), 1_200);
+        // A reading under the clock's own: the least price, not 0 (0 means
+        // "not measured").
+        assert_eq!(yield_price(900, 1_100), 1);
+    }
+
+    /// Pins the calling thread to `cpu`.
+    #[cfg(target_os = "linux")]
+    fn pin_to(cpu: usize) {
+        // SAFETY: a zeroed `cpu_set_t` is the empty set; `CPU_SET` and
+        // `sched_setaffinity` only read and write that set (0: this thread).
+        unsafe {
+            let mut set: libc::cpu_set_t = core::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            let rc = libc::sched_setaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &set);
+            assert_eq!(
+                rc,
+                0,
+                "sched_setaffinity: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+
+    /// The CPUs this thread may run on.
+    #[cfg(target_os = "linux")]
+    fn allowed_cpus() -> Vec<usize> {
+        // SAFETY: as in `pin_to`; `sched_getaffinity` only writes the set.
+        unsafe {
+            let mut set: libc::cpu_set_t = core::mem::zeroed();
+            let rc = libc::sched_getaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &mut set);
+            assert_eq!(rc, 0);
+            (0..libc::CPU_SETSIZE as usize)
+                .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+                .collect()
+        }
+    }
+
+    /// A yield that switched to another thread read that switch too (~2×
+    /// the yield alone on the AMD EPYC VM): such a reading must not price
+    /// the yield. Here a partner that yields in a loop shares the one CPU
+    /// both threads are pinned to, so every yield runs it; with the partner
+    /// gone, yields that ran alone are read.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_yield_that_ran_another_thread_is_not_read() {
+        use core::sync::atomic::{AtomicBool, Ordering::SeqCst};
+        use std::sync::Arc;
+        let cpu = allowed_cpus()[0];
+        std::thread::spawn(move || {
+            pin_to(cpu);
+            let running = Arc::new(AtomicBool::new(false));
+            let stop = Arc::new(AtomicBool::new(false));
+            let partner = {
+                let (running, stop) = (Arc::clone(&running), Arc::clone(&stop));
+                std::thread::spawn(move || {
+                    pin_to(cpu);
+                    running.store(true, SeqCst);
+                    while !stop.load(SeqCst) {
+                        std::thread::yield_now();
+                    }
+                })
+            };
+            while !running.load(SeqCst) {
+                std::thread::yield_now();
+            }
+            let (shared, read) = yield_readings(8);
+            stop.store(true, SeqCst);
+            partner.join().unwrap();
+            assert_eq!(
+                shared,
+                u64::MAX,
+                "a yield beside a ready thread on its CPU was read as run alone"
+            );
+            assert!(read < u64::MAX, "no clock read");
+            // Alone on the CPU (other tests' threads may still take it
+            // now and then): some yield runs alone.
+            let alone = (0..100)
+                .map(|_| yield_readings(4).0)
+                .find(|&nanos| nanos < u64::MAX);
+            assert!(alone.is_some(), "no yield ran alone in 400");
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
