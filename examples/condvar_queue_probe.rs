@@ -26,31 +26,14 @@ use std::time::{Duration, Instant};
 
 use syncprof_engine::raw::park_cost;
 
+/// The grid's work (a multiply-add chain) and its calibration.
+#[path = "../benches/support/harness.rs"]
+mod harness;
+
+use harness::{calibrate, work};
+
 /// Items the queue holds at most.
 const CAPACITY: usize = 64;
-
-/// Steps of a dependent multiply-add chain, as the grid's work.
-#[inline(never)]
-fn work(steps: u64) -> u64 {
-    let mut x = 1u64;
-    for i in 0..steps {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
-    }
-    x
-}
-
-/// Steps that take about `target`: the fastest of seven probes.
-fn calibrate(target: Duration) -> u64 {
-    let probe = 2_000_000;
-    let per_step = (0..7)
-        .map(|_| {
-            let start = Instant::now();
-            black_box(work(black_box(probe)));
-            start.elapsed().as_secs_f64() / probe as f64
-        })
-        .fold(f64::INFINITY, f64::min);
-    ((target.as_secs_f64() / per_step) as u64).max(1)
-}
 
 /// The process's CPU time (every thread's), in µs.
 fn process_cpu_micros() -> f64 {
