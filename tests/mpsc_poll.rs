@@ -83,7 +83,18 @@ fn receive_behind(gap: Duration) -> f64 {
     busy
 }
 
+// A timing of optimised code: in an unoptimised build the receiver's own
+// work per message (`recv`, the assertion) can outlast the gap, and a
+// receiver that never finds the channel empty is on a CPU all the time
+// whatever its poll does (on the 2-vCPU AMD EPYC VM of 2026-12-07 every
+// run read 62–99% there, at `447148f` as at `9414f7c`; the
+// release build parked in every test run). CI runs it in release
+// (`.ci/run`).
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "a timing of optimised code: run with --release (CI does)"
+)]
 fn a_receiver_behind_a_slower_producer_parks_instead_of_spinning_through_every_gap() {
     // Messages come ~70% of the way into a full poll: each poll that
     // catches one finds it late.
