@@ -289,8 +289,7 @@ fn measure_pause_and_yield() -> (u32, u32) {
 #[doc(hidden)]
 pub fn yield_cpu_nanos() -> u32 {
     let (yield_and_read, read) = yield_readings(4);
-    let clamp = |nanos: u64| u32::try_from(nanos).unwrap_or(u32::MAX);
-    yield_price(clamp(yield_and_read), clamp(read))
+    yield_price(clamped_nanos(yield_and_read), clamped_nanos(read))
 }
 
 /// One more reading of the yield, by a thread about to park (its first park
@@ -318,13 +317,11 @@ fn sample_yield() {
 fn note_yield_readings(trials: u32) -> u32 {
     use core::sync::atomic::Ordering::Relaxed;
     let (yield_and_read, read) = yield_readings(trials);
-    let clamp = |nanos: u64| u32::try_from(nanos).unwrap_or(u32::MAX);
+    let (yield_and_read, read) = (clamped_nanos(yield_and_read), clamped_nanos(read));
     let yield_and_read = measured::YIELD_AND_READ_NANOS
-        .fetch_min(clamp(yield_and_read), Relaxed)
-        .min(clamp(yield_and_read));
-    let read = measured::READ_NANOS
-        .fetch_min(clamp(read), Relaxed)
-        .min(clamp(read));
+        .fetch_min(yield_and_read, Relaxed)
+        .min(yield_and_read);
+    let read = measured::READ_NANOS.fetch_min(read, Relaxed).min(read);
     let yielded = yield_price(yield_and_read, read);
     measured::YIELD_NANOS.store(yielded, Relaxed);
     yielded
@@ -406,6 +403,13 @@ fn context_switches() -> Option<libc::c_long> {
 #[cfg(all(unix, not(loom)))]
 fn stored_nanos(nanos: u128) -> u32 {
     u32::try_from(nanos).unwrap_or(u32::MAX).max(1)
+}
+
+/// A reading in ns as the yield's minima keep it: at most `u32::MAX`
+/// (`u32::MAX` also stands for none yet, as a reading that long would).
+#[cfg(all(unix, not(loom)))]
+fn clamped_nanos(nanos: u64) -> u32 {
+    u32::try_from(nanos).unwrap_or(u32::MAX)
 }
 
 #[cfg(all(test, unix, not(loom)))]
