@@ -1,4 +1,4 @@
-//! Where the spin and back-off constants come from: four hardware costs
+//! Where the spin and back-off constants come from: five hardware costs
 //! and the rules that turn them into the locks' budgets.
 //!
 //! # The costs
