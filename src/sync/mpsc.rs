@@ -477,7 +477,7 @@ impl<T> Receiver<T> {
         // 1 -> 1 with ~1 µs of work per message, 2026-12-05):
         // CPU per message 1.29–1.36× std's at 1.20–1.26× its throughput
         // with a full poll every time; with the rule 0.96–1.06× its CPU at
-        // 0.97–1.04× its throughput (docs/performance-spins.md).
+        // 0.97–1.04× its throughput (docs/performance-spins-channel.md).
         let plan = poll_history::plan(self.history_key(), hardware::POLL_PAUSES);
         let mut outcome = Outcome::RanOut;
         let polled = backoff::poll_spaced(plan.pauses, 1, hardware::POLL_STEP, |spent| {

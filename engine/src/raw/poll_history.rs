@@ -8,7 +8,7 @@
 //! compiled [`POLL_PAUSES`](super::hardware::POLL_PAUSES)): a receiver
 //! whose polls find their message only late waits on a producer slower
 //! than itself, and parked it drains at each wake-up what came meanwhile
-//! (`docs/performance-spins.md`).
+//! (`docs/performance-spins-channel.md`).
 //!
 //! The budget (rule 1 of [`hardware`]: a spin costs at most the park it
 //! may save) bounds what a poll may cost, not what it should. Temporary
