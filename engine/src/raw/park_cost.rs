@@ -45,7 +45,7 @@
 //!   grid's Condvar queue with ~1 µs sections and work between, at 4–32
 //!   threads, read 0.78–0.83× the better peer where yields timed so cut
 //!   the poll to 0–27 pauses, against 0.96–1.01× with ~270
-//!   (`docs/performance-spins.md`). Even by the CPU clock, a yield that
+//!   (`docs/performance-spins-poll.md`). Even by the CPU clock, a yield that
 //!   switches to a ready thread reads the switch (~0.6–0.85 µs on the Xeon
 //!   VM, ~0.2 µs without), and the first contention of a process is a
 //!   burst of ready threads: so every sampled park (see below) reads one

@@ -13,7 +13,7 @@
 //! The budget (rule 1 of [`hardware`]: a spin costs at most the park it
 //! may save) bounds what a poll may cost, not what it should. Temporary
 //! counters of every poll's outcome (`benches/grid.rs`, the Mutex cells,
-//! Intel Xeon VM, 2026-12-05; `docs/performance-spins.md`):
+//! Intel Xeon VM, 2026-12-05; `docs/performance-spins-poll.md`):
 //!
 //! - **~5 µs sections, ~1 µs of work between, 2 threads**: 124,026 of
 //!   124,131 polls that found the lock free found it at their last read,
